@@ -1,0 +1,155 @@
+"""Typed records passed between stages.
+
+Statuses are an enum, never free strings, so that metrics cannot silently miscount a misspelt status, and
+absent measurements are ``None`` rather than sentinel numbers that could leak into a geomean.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    """Outcome of evaluating one candidate on one task (ordered roughly by how far it got)."""
+
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    INCORRECT = "incorrect"
+    CHEAT_DETECTED = "cheat_detected"
+    CORRECT = "correct"
+    UNAVAILABLE = "unavailable"  # backend's toolchain or device missing: nothing was run
+
+    @property
+    def compiled(self) -> bool:
+        return self not in (Status.COMPILE_ERROR, Status.UNAVAILABLE)
+
+
+class FailureKind(str, enum.Enum):
+    """Finer reason for an INCORRECT / RUNTIME_ERROR result, used by the report's failure breakdown."""
+
+    VALUE_MISMATCH = "value_mismatch"
+    SHAPE_MISMATCH = "shape_mismatch"
+    DTYPE_MISMATCH = "dtype_mismatch"
+    NON_FINITE = "non_finite"
+    INPUT_MODIFIED = "input_modified"
+    BAD_OUTPUT_TYPE = "bad_output_type"
+    MISSING_MODELNEW = "missing_modelnew"
+    EXCEPTION = "exception"
+    SIGNAL = "signal"
+    RESOURCE_LIMIT = "resource_limit"
+    TIMED_OUTPUT_MISMATCH = "timed_output_mismatch"
+
+
+MESSAGE_LIMIT = 4000
+
+
+def truncate(text: str | None, limit: int = MESSAGE_LIMIT) -> str:
+    """Keep the head and the tail of long messages: compiler errors put the cause first, tracebacks last."""
+    if not text:
+        return ""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head - 40
+    return f"{text[:head]}\n... [{len(text) - head - tail} characters cut] ...\n{text[-tail:]}"
+
+
+@dataclass
+class TimingStats:
+    """Repeated timings of one callable, in milliseconds."""
+
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+    std_ms: float
+    runs: int
+    rel_std_err: float  # standard error of the mean / mean
+    method: str
+
+    @property
+    def spread(self) -> float:
+        """Interquartile-free spread measure: (max - min) / median."""
+        return (self.max_ms - self.min_ms) / self.median_ms if self.median_ms > 0 else float("inf")
+
+
+@dataclass
+class CorrectnessReport:
+    trials: int = 0
+    passed: int = 0
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    failed_shape: dict[str, Any] | None = None
+    failure: FailureKind | None = None
+
+
+@dataclass
+class EvalResult:
+    """Everything known about one (task, candidate) evaluation; one row of the results store."""
+
+    task_id: str
+    task_hash: str
+    backend: str
+    candidate: str  # a label: file path or generation id
+    code_hash: str
+    status: Status
+    message: str = ""
+    failure: FailureKind | None = None
+    compile_time_s: float | None = None
+    correctness: CorrectnessReport = field(default_factory=CorrectnessReport)
+    timing_shape: dict[str, Any] | None = None
+    candidate_timing: TimingStats | None = None
+    eager_timing: TimingStats | None = None
+    compile_timing: TimingStats | None = None  # torch.compile baseline, when measured
+    speedup: float | None = None  # eager median / candidate median
+    speedup_compile: float | None = None
+    roofline_fraction: float | None = None
+    flags: list[str] = field(default_factory=list)  # non-fatal warnings (suspicious speedup, ...)
+    hardware: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    stdout: str = ""
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    def __post_init__(self) -> None:
+        self.message = truncate(self.message)
+        self.stdout = truncate(self.stdout, 2000)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_jsonable(dataclasses.asdict(self))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "EvalResult":
+        d = dict(d)
+        d["status"] = Status(d["status"])
+        d["failure"] = FailureKind(d["failure"]) if d.get("failure") else None
+        corr = dict(d.get("correctness") or {})
+        if corr.get("failure"):
+            corr["failure"] = FailureKind(corr["failure"])
+        d["correctness"] = CorrectnessReport(**corr)
+        for key in ("candidate_timing", "eager_timing", "compile_timing"):
+            if d.get(key):
+                d[key] = TimingStats(**d[key])
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _to_jsonable(obj: Any) -> Any:
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {k: _to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_jsonable(v) for v in obj]
+    if isinstance(obj, float) and obj != obj:  # NaN is not JSON
+        return None
+    return obj

@@ -1,0 +1,40 @@
+"""ReLU applied elementwise to a 2-D activation tensor."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 3, "dim": 37},
+    {"batch": 16, "dim": 1000},
+    {"batch": 7, "dim": 4099},
+]
+BENCH_SHAPE = {"batch": 4096, "dim": 131072}
+CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    # A small positive mean keeps the output from being half zeros with a trivially guessable pattern.
+    return [randn(gen, shape["batch"], shape["dim"], mean=0.1)]
+
+
+def flops(shape):
+    return shape["batch"] * shape["dim"]
+
+
+def bytes_moved(shape, itemsize):
+    return 2 * shape["batch"] * shape["dim"] * itemsize

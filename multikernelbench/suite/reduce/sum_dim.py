@@ -1,0 +1,41 @@
+"""Sum over the middle dimension of a 3-D tensor, keeping that dimension."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+TEST_SHAPES = [
+    {"batch": 2, "reduce": 33, "inner": 17},
+    {"batch": 5, "reduce": 128, "inner": 100},
+    {"batch": 3, "reduce": 1025, "inner": 7},
+]
+BENCH_SHAPE = {"batch": 128, "reduce": 4096, "inner": 2048}
+CPU_BENCH_SHAPE = {"batch": 16, "reduce": 512, "inner": 512}
+# Sums of up to a few thousand terms of magnitude ~1: fp32 rounding grows with sqrt(n).
+TOLERANCE = {"float32": (1e-3, 1e-4)}
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+def get_init_inputs(shape):
+    return [1]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["reduce"], shape["inner"], mean=0.5)]
+
+
+def flops(shape):
+    return shape["batch"] * shape["reduce"] * shape["inner"]
+
+
+def bytes_moved(shape, itemsize):
+    return (shape["batch"] * shape["reduce"] * shape["inner"] + shape["batch"] * shape["inner"]) * itemsize

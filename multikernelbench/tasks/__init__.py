@@ -1,0 +1,6 @@
+"""Task records and the loader that builds them from task source files (or from the built dataset)."""
+
+from multikernelbench.tasks.record import Task, DTYPE_TOLERANCE
+from multikernelbench.tasks.loader import load_suite, load_task_file, suite_dir, TaskFormatError
+
+__all__ = ["Task", "DTYPE_TOLERANCE", "load_suite", "load_task_file", "suite_dir", "TaskFormatError"]
