@@ -1,0 +1,1 @@
+"""The ``mkb`` command line: one module per subcommand, discovered automatically (see main.py)."""
