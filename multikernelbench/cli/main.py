@@ -33,7 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # `mkb tasks --json | head` is normal use
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
