@@ -1,0 +1,118 @@
+"""SQLite results store.
+
+Results are keyed by what determines them — (task id, task hash, backend, hardware, code hash) — so the same
+kernel submitted twice (by two models, or by a rerun) is evaluated once, and an interrupted run resumes by
+skipping keys already present. A separate ``labels`` table says which model/strategy/sample produced which
+code, so reports can group by model without duplicating results.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from multikernelbench.records import EvalResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    task_id TEXT NOT NULL, task_hash TEXT NOT NULL, backend TEXT NOT NULL, hardware TEXT NOT NULL,
+    code_hash TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL, created REAL NOT NULL,
+    PRIMARY KEY (task_id, task_hash, backend, hardware, code_hash)
+);
+CREATE TABLE IF NOT EXISTS labels (
+    model TEXT NOT NULL, strategy TEXT NOT NULL, sample_index INTEGER NOT NULL,
+    task_id TEXT NOT NULL, backend TEXT NOT NULL, code_hash TEXT NOT NULL, candidate TEXT NOT NULL,
+    category TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (model, strategy, task_id, backend, sample_index)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Label:
+    """Where a candidate came from: which model, prompting strategy and sample index."""
+
+    model: str = "shipped"
+    strategy: str = "none"
+    sample_index: int = 0
+    category: str = ""
+
+
+@dataclass
+class StoredResult:
+    label: Label
+    result: EvalResult
+
+
+class ResultStore:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection per store; each write commits at once so a killed run loses nothing finished.
+        self._conn = sqlite3.connect(str(self.path), timeout=30)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.executescript(SCHEMA)
+        self._conn.commit()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def has(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=?",
+            (task_id, task_hash, backend, hardware, code_hash)).fetchone()
+        return row is not None
+
+    def get(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str) -> EvalResult | None:
+        row = self._conn.execute(
+            "SELECT record FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=?",
+            (task_id, task_hash, backend, hardware, code_hash)).fetchone()
+        return EvalResult.from_dict(json.loads(row[0])) if row else None
+
+    def put(self, result: EvalResult, label: Label | None = None) -> None:
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?)",
+                (result.task_id, result.task_hash, result.backend, result.hardware, result.code_hash,
+                 result.status.value, result.to_json(), time.time()))
+            if label is not None:
+                self._put_label(result, label)
+
+    def put_label(self, result: EvalResult, label: Label) -> None:
+        with self._conn:
+            self._put_label(result, label)
+
+    def _put_label(self, result: EvalResult, label: Label) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO labels VALUES (?,?,?,?,?,?,?,?)",
+            (label.model, label.strategy, label.sample_index, result.task_id, result.backend,
+             result.code_hash, result.candidate, label.category))
+
+    def results(self) -> Iterator[EvalResult]:
+        for (record,) in self._conn.execute("SELECT record FROM results ORDER BY task_id, code_hash"):
+            yield EvalResult.from_dict(json.loads(record))
+
+    def labelled(self) -> Iterator[StoredResult]:
+        """Every labelled result (one per model/strategy/task/backend/sample), joined with its record."""
+        query = (
+            "SELECT l.model, l.strategy, l.sample_index, l.category, r.record FROM labels l "
+            "JOIN results r ON r.task_id = l.task_id AND r.backend = l.backend AND r.code_hash = l.code_hash "
+            "ORDER BY l.model, l.backend, l.strategy, l.task_id, l.sample_index")
+        seen: set[tuple] = set()
+        for model, strategy, idx, category, record in self._conn.execute(query):
+            result = EvalResult.from_dict(json.loads(record))
+            key = (model, strategy, result.task_id, result.backend, idx)
+            if key in seen:  # the same code evaluated on two hardware kinds: keep the first
+                continue
+            seen.add(key)
+            yield StoredResult(Label(model, strategy, int(idx), category), result)
