@@ -1,0 +1,76 @@
+"""Transposed 1-D convolution, kernel 4, stride 3, padding 2, dilation 2, output_padding 1, no bias."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+SPATIAL = ('length',)  # names of the spatial sizes in a shape dict, outermost first
+KERNEL = (4,)
+STRIDE = (3,)
+PADDING = (2,)
+DILATION = (2,)
+OUTPUT_PADDING = (1,)
+GROUPS = 1
+BIAS = False
+
+TEST_SHAPES = [
+    {"batch": 2, "cin": 4, "cout": 6, "length": 37},
+    {"batch": 3, "cin": 17, "cout": 8, "length": 64},
+    {"batch": 1, "cin": 9, "cout": 24, "length": 155},
+]
+BENCH_SHAPE = {"batch": 32, "cin": 512, "cout": 512, "length": 4096}
+CPU_BENCH_SHAPE = {"batch": 4, "cin": 128, "cout": 128, "length": 1024}
+# Each output sums cin/groups * prod(KERNEL) products; conv algorithms (implicit GEMM, Winograd, FFT)
+# order and transform that sum differently, which costs several fp32 bits: widen fp32 to 1e-3.
+TOLERANCE = {'float32': (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self, cin: int, cout: int, groups: int):
+        super().__init__()
+        self.conv = nn.ConvTranspose1d(
+            cin, cout, KERNEL, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING,
+            dilation=DILATION, groups=groups, bias=BIAS,
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def _groups(shape):
+    return GROUPS
+
+
+def get_init_inputs(shape):
+    return [shape["cin"], shape["cout"], _groups(shape)]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["cin"], shape["length"])]
+
+
+def _out_sizes(shape):
+    # Transposed conv: out = (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    return [(shape[n] - 1) * s - 2 * p + d * (k - 1) + op + 1
+            for n, k, s, p, d, op in zip(SPATIAL, KERNEL, STRIDE, PADDING, DILATION, OUTPUT_PADDING)]
+
+
+def flops(shape):
+    g = _groups(shape)
+    n_in = shape["batch"] * shape["cin"] * math.prod(shape[n] for n in SPATIAL)
+    n_out = shape["batch"] * shape["cout"] * math.prod(_out_sizes(shape))
+    # Every input element is scattered through cout/groups * prod(KERNEL) multiply-adds (2 flops each);
+    # positions that land in the cropped padding are counted too (a direct kernel computes them).
+    macs = n_in * (shape["cout"] // g) * math.prod(KERNEL)
+    return 2 * macs + (n_out if BIAS else 0)  # + one add per output for the bias
+
+
+def bytes_moved(shape, itemsize):
+    g = _groups(shape)
+    n_in = shape["batch"] * shape["cin"] * math.prod(shape[n] for n in SPATIAL)
+    n_out = shape["batch"] * shape["cout"] * math.prod(_out_sizes(shape))
+    n_w = shape["cin"] * (shape["cout"] // g) * math.prod(KERNEL) + (shape["cout"] if BIAS else 0)
+    return (n_in + n_w + n_out) * itemsize  # input, weight (+ bias) and output, each once

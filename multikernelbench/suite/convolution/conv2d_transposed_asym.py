@@ -1,0 +1,76 @@
+"""Transposed 2-D convolution with asymmetric 3x5 kernel, stride (2, 3), padding (1, 2), output_padding (1, 0), on a non-square input, with bias."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+SPATIAL = ('h', 'w')  # names of the spatial sizes in a shape dict, outermost first
+KERNEL = (3, 5)
+STRIDE = (2, 3)
+PADDING = (1, 2)
+DILATION = (1, 1)
+OUTPUT_PADDING = (1, 0)
+GROUPS = 1
+BIAS = True
+
+TEST_SHAPES = [
+    {"batch": 2, "cin": 3, "cout": 8, "h": 17, "w": 13},
+    {"batch": 1, "cin": 16, "cout": 16, "h": 9, "w": 21},
+    {"batch": 3, "cin": 8, "cout": 5, "h": 10, "w": 7},
+]
+BENCH_SHAPE = {"batch": 32, "cin": 256, "cout": 128, "h": 96, "w": 64}
+CPU_BENCH_SHAPE = {"batch": 2, "cin": 64, "cout": 32, "h": 48, "w": 32}
+# Each output sums cin/groups * prod(KERNEL) products; conv algorithms (implicit GEMM, Winograd, FFT)
+# order and transform that sum differently, which costs several fp32 bits: widen fp32 to 1e-3.
+TOLERANCE = {'float32': (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self, cin: int, cout: int, groups: int):
+        super().__init__()
+        self.conv = nn.ConvTranspose2d(
+            cin, cout, KERNEL, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING,
+            dilation=DILATION, groups=groups, bias=BIAS,
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def _groups(shape):
+    return GROUPS
+
+
+def get_init_inputs(shape):
+    return [shape["cin"], shape["cout"], _groups(shape)]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["cin"], shape["h"], shape["w"])]
+
+
+def _out_sizes(shape):
+    # Transposed conv: out = (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    return [(shape[n] - 1) * s - 2 * p + d * (k - 1) + op + 1
+            for n, k, s, p, d, op in zip(SPATIAL, KERNEL, STRIDE, PADDING, DILATION, OUTPUT_PADDING)]
+
+
+def flops(shape):
+    g = _groups(shape)
+    n_in = shape["batch"] * shape["cin"] * math.prod(shape[n] for n in SPATIAL)
+    n_out = shape["batch"] * shape["cout"] * math.prod(_out_sizes(shape))
+    # Every input element is scattered through cout/groups * prod(KERNEL) multiply-adds (2 flops each);
+    # positions that land in the cropped padding are counted too (a direct kernel computes them).
+    macs = n_in * (shape["cout"] // g) * math.prod(KERNEL)
+    return 2 * macs + (n_out if BIAS else 0)  # + one add per output for the bias
+
+
+def bytes_moved(shape, itemsize):
+    g = _groups(shape)
+    n_in = shape["batch"] * shape["cin"] * math.prod(shape[n] for n in SPATIAL)
+    n_out = shape["batch"] * shape["cout"] * math.prod(_out_sizes(shape))
+    n_w = shape["cin"] * (shape["cout"] // g) * math.prod(KERNEL) + (shape["cout"] if BIAS else 0)
+    return (n_in + n_w + n_out) * itemsize  # input, weight (+ bias) and output, each once
