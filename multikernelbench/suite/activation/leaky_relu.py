@@ -1,0 +1,43 @@
+"""Leaky ReLU with a configurable negative slope on a 2-D tensor."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 3, "dim": 37},
+    {"batch": 16, "dim": 1000},
+    {"batch": 7, "dim": 4099},
+]
+BENCH_SHAPE = {"batch": 4096, "dim": 131072}
+CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+# FLOP convention for activations: every arithmetic op, comparison/select (max, min, where) and
+# transcendental (exp, log1p, tanh, erf, sqrt) counts as 1 flop per element.
+FLOPS_PER_ELEMENT = 2  # compare, multiply
+
+
+class Model(nn.Module):
+    def __init__(self, negative_slope: float):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.leaky_relu(x, self.negative_slope)
+
+
+def get_init_inputs(shape):
+    return [0.05]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["dim"], mean=0.1)]
+
+
+def flops(shape):
+    return FLOPS_PER_ELEMENT * shape["batch"] * shape["dim"]
+
+
+def bytes_moved(shape, itemsize):
+    return 2 * shape["batch"] * shape["dim"] * itemsize

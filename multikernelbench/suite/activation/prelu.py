@@ -1,0 +1,42 @@
+"""PReLU with one learned negative slope per feature (last dim) on a 2-D tensor."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 3, "dim": 37},
+    {"batch": 16, "dim": 1000},
+    {"batch": 7, "dim": 4099},
+]
+BENCH_SHAPE = {"batch": 4096, "dim": 131072}
+CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        # Random slopes in [0.05, 0.55) (nn.PReLU's constant 0.25 init would make the weights trivial).
+        self.weight = nn.Parameter(torch.rand(dim) * 0.5 + 0.05)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.where(x >= 0, x, x * self.weight)
+
+
+def get_init_inputs(shape):
+    return [shape["dim"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["dim"])]
+
+
+def flops(shape):
+    # compare/select + multiply per element
+    return 2 * shape["batch"] * shape["dim"]
+
+
+def bytes_moved(shape, itemsize):
+    return (2 * shape["batch"] * shape["dim"] + shape["dim"]) * itemsize

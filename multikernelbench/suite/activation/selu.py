@@ -1,0 +1,42 @@
+"""SELU (fixed self-normalising constants) applied elementwise to a 2-D tensor."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 3, "dim": 37},
+    {"batch": 16, "dim": 1000},
+    {"batch": 7, "dim": 4099},
+]
+BENCH_SHAPE = {"batch": 4096, "dim": 131072}
+CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+# FLOP convention for activations: every arithmetic op, comparison/select (max, min, where) and
+# transcendental (exp, log1p, tanh, erf, sqrt) counts as 1 flop per element.
+FLOPS_PER_ELEMENT = 5  # compare, exp, subtract 1, multiply by alpha, multiply by scale
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.selu(x)
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["dim"])]
+
+
+def flops(shape):
+    return FLOPS_PER_ELEMENT * shape["batch"] * shape["dim"]
+
+
+def bytes_moved(shape, itemsize):
+    return 2 * shape["batch"] * shape["dim"] * itemsize
