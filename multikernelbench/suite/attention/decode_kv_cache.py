@@ -1,0 +1,53 @@
+"""Single-token decode attention: one new query per head against a long key/value cache (memory-bound), written out."""
+
+import math
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 2, "heads": 3, "cache_len": 37, "head_dim": 16},
+    {"batch": 5, "heads": 4, "cache_len": 1000, "head_dim": 32},
+    {"batch": 3, "heads": 2, "cache_len": 4099, "head_dim": 64},
+]
+# Reads a 4.3 GB fp32 cache once: bandwidth-bound, ~1.3 ms at 3.35 TB/s.
+BENCH_SHAPE = {"batch": 8, "heads": 32, "cache_len": 16384, "head_dim": 128}
+CPU_BENCH_SHAPE = {"batch": 2, "heads": 8, "cache_len": 4096, "head_dim": 128}
+# Sums over up to 16k cached keys; split-K decode kernels combine partial softmaxes in a different order.
+TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
+QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor) -> torch.Tensor:
+        # q: [batch, heads, 1, head_dim]; caches: [batch, heads, cache_len, head_dim]
+        scores = torch.matmul(q, k_cache.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+        probs = torch.softmax(scores, dim=-1)
+        return torch.matmul(probs, v_cache)
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    b, h, s, d = shape["batch"], shape["heads"], shape["cache_len"], shape["head_dim"]
+    return [randn(gen, b, h, 1, d, std=QK_STD), randn(gen, b, h, s, d, std=QK_STD), randn(gen, b, h, s, d)]
+
+
+def flops(shape):
+    b, h, s, d = shape["batch"], shape["heads"], shape["cache_len"], shape["head_dim"]
+    scores = b * h * s  # one query row per head
+    # q k^T and probs v: 2 * b*h*s*d each; scale + softmax (max, subtract, exp, sum, divide): 6 per score.
+    return 2 * (2 * scores * d) + 6 * scores
+
+
+def bytes_moved(shape, itemsize):
+    b, h, s, d = shape["batch"], shape["heads"], shape["cache_len"], shape["head_dim"]
+    return (2 * b * h * s * d + 2 * b * h * d) * itemsize  # both caches, plus the query and the output
