@@ -1,0 +1,52 @@
+"""CPU candidate for reduce.mean_dim: mean over the last dim, one OpenMP thread per block of rows, SIMD reductions within a row (fp32)."""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_CPP = r"""
+#include <torch/extension.h>
+#include <cmath>
+#include <limits>
+
+// Let GCC if-convert float compares/selects (results unchanged) so the loops below vectorise.
+#pragma GCC optimize("no-trapping-math")
+
+torch::Tensor mean_dim_forward(torch::Tensor x) {
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "this kernel handles float32 only");
+    auto xc = x.contiguous();
+    const int64_t n = xc.size(-1);
+    const int64_t rows = xc.numel() / n;
+    auto sizes = xc.sizes().vec();
+    sizes.pop_back();
+    auto out = torch::empty(sizes, xc.options());
+    const float* __restrict__ in = xc.data_ptr<float>();
+    float* __restrict__ o = out.data_ptr<float>();
+    #pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* __restrict__ xr = in + r * n;
+        float s = 0.f;
+        #pragma omp simd reduction(+:s)
+        for (int64_t j = 0; j < n; ++j) s += xr[j];
+        o[r] = s / (float)n;
+    }
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="mkb_cpu_reduce_mean_dim",
+    cpp_sources=_CPP,
+    functions=["mean_dim_forward"],
+    extra_cflags=["-O3", "-fopenmp"],
+    extra_ldflags=["-fopenmp"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _ext.mean_dim_forward(x)
