@@ -1,0 +1,42 @@
+"""Short-wide matrix multiplication: (m, k) @ (k, n) with few output rows and a very wide right operand."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import uniform
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"m": 8, "k": 64, "n": 4099},
+    {"m": 16, "k": 33, "n": 1000},
+    {"m": 3, "k": 129, "n": 2049},
+]
+BENCH_SHAPE = {"m": 256, "k": 8192, "n": 131072}
+CPU_BENCH_SHAPE = {"m": 32, "k": 512, "n": 16384}
+TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over k terms
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b)
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    m, k, n = shape["m"], shape["k"], shape["n"]
+    return [uniform(gen, m, k, low=-1.0, high=1.0), uniform(gen, k, n, low=-1.0, high=1.0)]
+
+
+def flops(shape):
+    return 2 * shape["m"] * shape["k"] * shape["n"]
+
+
+def bytes_moved(shape, itemsize):
+    m, k, n = shape["m"], shape["k"], shape["n"]
+    return (m * k + k * n + m * n) * itemsize
