@@ -11,7 +11,7 @@ TEST_SHAPES = [
     {"batch": 3, "reduce": 1025, "inner": 7},
 ]
 BENCH_SHAPE = {"batch": 128, "reduce": 4096, "inner": 2048}
-CPU_BENCH_SHAPE = {"batch": 16, "reduce": 512, "inner": 1024}
+CPU_BENCH_SHAPE = {"batch": 8, "reduce": 512, "inner": 1024}
 
 
 class Model(nn.Module):

@@ -11,7 +11,7 @@ TEST_SHAPES = [
     {"rows": 129, "cols": 4099, "k": 1000},
 ]
 BENCH_SHAPE = {"rows": 16384, "cols": 16384, "k": 134217728}
-CPU_BENCH_SHAPE = {"rows": 1024, "cols": 1024, "k": 1048576}
+CPU_BENCH_SHAPE = {"rows": 1024, "cols": 1024, "k": 262144}
 
 
 class Model(nn.Module):

@@ -11,7 +11,7 @@ TEST_SHAPES = [
     {"n": 513, "classes": 33},
 ]
 BENCH_SHAPE = {"n": 1048576, "classes": 1024}
-CPU_BENCH_SHAPE = {"n": 16384, "classes": 1000}
+CPU_BENCH_SHAPE = {"n": 8192, "classes": 1000}
 
 
 class Model(nn.Module):

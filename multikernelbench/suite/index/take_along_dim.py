@@ -11,7 +11,7 @@ TEST_SHAPES = [
     {"batch": 1, "length": 1025, "dim": 33, "k": 257},
 ]
 BENCH_SHAPE = {"batch": 64, "length": 4096, "dim": 1024, "k": 4096}
-CPU_BENCH_SHAPE = {"batch": 4, "length": 1024, "dim": 512, "k": 1024}
+CPU_BENCH_SHAPE = {"batch": 4, "length": 1024, "dim": 512, "k": 256}
 
 
 class Model(nn.Module):

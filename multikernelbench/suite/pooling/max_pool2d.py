@@ -13,7 +13,7 @@ TEST_SHAPES = [
     {"batch": 1, "channels": 5, "height": 37, "width": 41},
 ]
 BENCH_SHAPE = {"batch": 128, "channels": 128, "height": 256, "width": 256}
-CPU_BENCH_SHAPE = {"batch": 8, "channels": 32, "height": 128, "width": 128}
+CPU_BENCH_SHAPE = {"batch": 4, "channels": 32, "height": 128, "width": 128}
 KERNEL, STRIDE, PAD = 3, 2, 1
 
 

@@ -12,7 +12,7 @@ TEST_SHAPES = [
     {"batch": 3, "channels": 5, "height": 37, "width": 41, "out_h": 37, "out_w": 41},
 ]
 BENCH_SHAPE = {"batch": 64, "channels": 128, "height": 256, "width": 256, "out_h": 256, "out_w": 256}
-CPU_BENCH_SHAPE = {"batch": 4, "channels": 16, "height": 64, "width": 64, "out_h": 64, "out_w": 64}
+CPU_BENCH_SHAPE = {"batch": 8, "channels": 32, "height": 96, "width": 96, "out_h": 96, "out_w": 96}
 
 
 class Model(nn.Module):

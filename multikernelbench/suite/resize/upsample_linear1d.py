@@ -12,7 +12,7 @@ TEST_SHAPES = [
     {"batch": 1, "channels": 5, "length": 4099},
 ]
 BENCH_SHAPE = {"batch": 32, "channels": 256, "length": 16384}
-CPU_BENCH_SHAPE = {"batch": 4, "channels": 64, "length": 8192}
+CPU_BENCH_SHAPE = {"batch": 4, "channels": 64, "length": 4096}
 SCALE = 4
 
 

@@ -12,7 +12,7 @@ TEST_SHAPES = [
     {"batch": 1, "channels": 2, "depth": 16, "height": 21, "width": 19},
 ]
 BENCH_SHAPE = {"batch": 8, "channels": 32, "depth": 32, "height": 128, "width": 128}
-CPU_BENCH_SHAPE = {"batch": 1, "channels": 8, "depth": 16, "height": 64, "width": 64}
+CPU_BENCH_SHAPE = {"batch": 1, "channels": 8, "depth": 8, "height": 64, "width": 64}
 SCALE = 2
 
 
