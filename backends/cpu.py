@@ -1,0 +1,77 @@
+"""The ``cpu`` backend: C++ (OpenMP allowed) kernels built with torch's extension loader.
+
+Runs everywhere torch and a C++ compiler exist, which is why CI uses it to exercise the whole engine with
+real compiled kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from pathlib import Path
+
+from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.registry import register_backend
+
+
+def cpu_model_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@register_backend("cpu")
+class CpuBackend(Backend):
+    language = "C++ with OpenMP (torch.utils.cpp_extension.load_inline)"
+    device_type = "cpu"
+    times_on_cpu_shape = True
+    overlap_compile_with_timing = False  # compiles would steal the cores being timed
+    timing_available = True
+
+    def availability(self) -> Availability:
+        cxx = os.environ.get("CXX", "c++")
+        if shutil.which(cxx) is None and shutil.which("g++") is None:
+            return Availability(False, "no C++ compiler on PATH (install g++)")
+        if shutil.which("ninja") is None:
+            try:
+                import ninja  # noqa: F401  (the pip package puts a binary next to python)
+            except ImportError:
+                return Availability(False, "ninja is not on PATH (torch's extension loader needs it)")
+        return Availability(True)
+
+    def worker_env(self, build_dir: Path) -> dict[str, str]:
+        env = super().worker_env(build_dir)
+        threads = str(self.options.get("threads") or usable_cores())
+        env["OMP_NUM_THREADS"] = threads
+        env.setdefault("MAX_JOBS", "1")
+        return env
+
+    def make_timer(self, config):
+        from multikernelbench.engine.timing import HostClockTimer
+
+        return HostClockTimer(config)
+
+    def hardware(self) -> str:
+        return f"{cpu_model_name()} x{usable_cores()}"
+
+    def versions(self) -> dict[str, str]:
+        v = super().versions()
+        try:
+            out = subprocess.run(["c++", "--version"], capture_output=True, text=True, timeout=10).stdout
+            v["cxx"] = out.splitlines()[0] if out else ""
+        except (OSError, subprocess.TimeoutExpired):
+            v["cxx"] = "unknown"
+        return v

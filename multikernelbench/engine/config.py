@@ -1,0 +1,35 @@
+"""Engine configuration as dataclasses (built from CLI flags or YAML; no module-level state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class TimingConfig:
+    warmup: int = 3
+    min_runs: int = 10
+    max_runs: int = 200
+    target_rse: float = 0.01  # stop once the standard error of the mean is this fraction of the mean
+    budget_s: float = 10.0  # wall budget per timed callable
+    input_sets: int = 2  # distinct input sets rotated across timed calls (defeats caching by pointer)
+    compile_baseline: bool = False  # also time torch.compile of the reference
+
+
+@dataclass
+class EngineConfig:
+    backend: str = "cpu"
+    build_root: Path = field(default_factory=lambda: Path.home() / ".cache" / "multikernelbench" / "builds")
+    compile_timeout_s: float = 300.0
+    run_timeout_s: float = 120.0  # per worker request (load, one correctness trial batch, timing)
+    compile_workers: int = 2
+    device_workers: int = 1
+    threads: int = 0  # torch/OpenMP threads in device workers (0 = all cores of the worker)
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    memory_limit_gb: float = 16.0  # address-space limit of workers (RLIMIT_AS); 0 disables
+    output_limit_mb: float = 64.0  # worker stdout/stderr file size cap
+    check_timed_outputs: bool = True
+    allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
+    seed: int | None = None  # None = fresh secret seed material per run (the default)
+    skip_timing: bool = False

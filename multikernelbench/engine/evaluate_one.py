@@ -1,0 +1,182 @@
+"""Check and time one compiled candidate in a fresh device worker.
+
+The parent generates every input from a secret seed, computes the expected outputs itself, and only ever
+sends inputs to the worker; the worker returns outputs. Timed outputs, and the output on inputs refreshed
+in place after timing, are checked as strictly as the correctness trials.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from multikernelbench.backends.base import Backend
+from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.reference import Reference, SeedSource
+from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
+from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
+from multikernelbench.tasks.record import Task
+
+_KIND_TO_FAILURE = {
+    "bad_output_type": FailureKind.BAD_OUTPUT_TYPE,
+    "missing_modelnew": FailureKind.MISSING_MODELNEW,
+    "exit": FailureKind.EXCEPTION,
+    "exception": FailureKind.EXCEPTION,
+}
+
+
+class Verdict(Exception):
+    """Ends an evaluation early with a final status."""
+
+    def __init__(self, status: Status, message: str, failure: FailureKind | None = None):
+        super().__init__(message)
+        self.status, self.message, self.failure = status, message, failure
+
+
+def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
+    return Limits(address_space_gb=config.memory_limit_gb if backend.device_type == "cpu" else 0.0,
+                  file_size_mb=max(config.output_limit_mb, 256.0))
+
+
+def _reply_error(reply: dict[str, Any], what: str) -> Verdict:
+    kind = reply.get("kind", "exception")
+    failure = _KIND_TO_FAILURE.get(kind, FailureKind.EXCEPTION)
+    error = reply.get("error", "")
+    if "MemoryError" in error or "bad_alloc" in error or "out of memory" in error.lower():
+        failure = FailureKind.RESOURCE_LIMIT
+    status = Status.INCORRECT if kind == "bad_output_type" else Status.RUNTIME_ERROR
+    return Verdict(status, f"{what}: {error}", failure)
+
+
+def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: str) -> tuple[dict, Any]:
+    try:
+        reply, payload = worker.request(header, tensors, timeout=timeout)
+    except WorkerTimeout as exc:
+        raise Verdict(Status.TIMEOUT, f"{what}: {exc}") from None
+    except WorkerDied as exc:
+        failure = FailureKind.RESOURCE_LIMIT if exc.signal_name in ("SIGXFSZ", "SIGXCPU") else FailureKind.SIGNAL
+        raise Verdict(Status.CRASH, f"{what}: {exc}", failure) from None
+    if not reply.get("ok"):
+        raise _reply_error(reply, what)
+    return reply, payload
+
+
+class CandidateEvaluation:
+    def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
+                 seeds: SeedSource) -> None:
+        self.task, self.source, self.build_dir = task, source, build_dir
+        self.backend, self.config, self.seeds = backend, config, seeds
+        self.report = CorrectnessReport()
+        self.ref = Reference(task, backend.device())
+        self.base = {"backend": backend.name, "backend_options": backend.options, "task": task.to_row(),
+                     "build_dir": str(build_dir), "threads": config.threads}
+
+    def run(self, result: EvalResult) -> EvalResult:
+        worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend))
+        worker.start()
+        try:
+            self._evaluate(worker, result)
+            result.status = Status.CORRECT
+        except Verdict as v:
+            result.status, result.message, result.failure = v.status, v.message, v.failure
+        finally:
+            result.stdout = worker.captured_stdout()
+            worker.close()
+        result.correctness = self.report
+        return result
+
+    def _evaluate(self, worker: Worker, result: EvalResult) -> None:
+        cfg = self.config
+        _request(worker, {**self.base, "op": "load", "source": self.source}, None, cfg.run_timeout_s, "loading")
+        weight_seed = self.seeds.next("weights", self.task.id)
+        for shape in self.task.test_shapes:
+            for _ in range(self.task.seeds_per_shape):
+                self._trial(worker, shape, weight_seed)
+        if cfg.skip_timing or not self.backend.timing_available:
+            if not self.backend.timing_available:
+                result.flags.append("timing unavailable on this backend/device (correctness only)")
+            return
+        self._time(worker, result, weight_seed)
+
+    def _fail(self, outcome, shape) -> Verdict:
+        self.report.failure = outcome.failure
+        self.report.failed_shape = dict(shape)
+        status = Status.INCORRECT
+        return Verdict(status, outcome.message, outcome.failure)
+
+    def _trial(self, worker: Worker, shape: dict, weight_seed: int) -> None:
+        seed = self.seeds.next("trial", self.task.id)
+        inputs = self.ref.inputs(shape, seed)
+        expected = self.ref.outputs(shape, weight_seed, inputs)
+        cpu_inputs = [t.to("cpu") if isinstance(t, torch.Tensor) else t for t in inputs]
+        self.report.trials += 1
+        _, payload = _request(worker, {"op": "check", "shape": shape, "weight_seed": weight_seed},
+                              cpu_inputs, self.config.run_timeout_s, f"running on shape {shape}")
+        outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
+        self._track(outcome)
+        if not outcome.ok:
+            raise self._fail(outcome, shape)
+        ok, why = inputs_unchanged(cpu_inputs, payload["inputs_after"])
+        if not ok:
+            self.report.failure = FailureKind.INPUT_MODIFIED
+            self.report.failed_shape = dict(shape)
+            raise Verdict(Status.INCORRECT, f"{why} (shape {shape})", FailureKind.INPUT_MODIFIED)
+        self.report.passed += 1
+
+    def _track(self, outcome) -> None:
+        self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
+        self.report.max_rel_err = max(self.report.max_rel_err or 0.0, outcome.max_rel_err)
+
+    def _time(self, worker: Worker, result: EvalResult, weight_seed: int) -> None:
+        cfg = self.config
+        on_cpu = self.backend.times_on_cpu_shape
+        shape = self.task.shape_for_timing(on_cpu)
+        seeds = [self.seeds.next("timing", self.task.id, k) for k in range(cfg.timing.input_sets)]
+        fresh_seed = self.seeds.next("fresh", self.task.id)
+        n_fns = 3 if cfg.timing.compile_baseline else 2
+        timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2 + (120 if cfg.timing.compile_baseline else 0)
+        t0 = time.perf_counter()
+        reply, payload = _request(
+            worker, {"op": "time", "shape": shape, "weight_seed": weight_seed, "seeds": seeds,
+                     "fresh_seed": fresh_seed, "timing": asdict(cfg.timing)},
+            None, timeout, f"timing on shape {shape}")
+        parent_wall_ms = (time.perf_counter() - t0) * 1e3
+        result.timing_shape = dict(shape)
+        stats = {name: TimingStats(**s) for name, s in reply["stats"].items()}
+        claimed = sum(s.mean_ms * s.runs for s in stats.values())
+        if claimed > parent_wall_ms * 1.05 + 50:
+            raise Verdict(Status.CHEAT_DETECTED,
+                          f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
+        if cfg.check_timed_outputs:
+            for k, seed in enumerate(seeds):
+                expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, seed))
+                outcome = compare_outputs(payload["timed_outputs"][k], expected, self.task.atol, self.task.rtol, shape)
+                if not outcome.ok:
+                    raise Verdict(Status.INCORRECT, f"output of a timed run is wrong: {outcome.message}",
+                                  FailureKind.TIMED_OUTPUT_MISMATCH)
+            expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, fresh_seed))
+            outcome = compare_outputs(payload["fresh_outputs"], expected, self.task.atol, self.task.rtol, shape)
+            if not outcome.ok:
+                raise Verdict(Status.INCORRECT,
+                              "output is stale after the inputs were refreshed in place (cached across calls?): "
+                              + outcome.message, FailureKind.TIMED_OUTPUT_MISMATCH)
+        result.candidate_timing = stats["candidate"]
+        result.eager_timing = stats["eager"]
+        result.compile_timing = stats.get("compiled")
+        result.speedup = stats["eager"].median_ms / stats["candidate"].median_ms
+        if "compiled" in stats:
+            result.speedup_compile = stats["compiled"].median_ms / stats["candidate"].median_ms
+        result.roofline_fraction = self._roofline(on_cpu, stats["candidate"].median_ms)
+
+    def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
+        try:
+            from multikernelbench.roofline import roofline_fraction
+        except ImportError:
+            return None
+        flops, nbytes = self.task.costs_for_timing(on_cpu)
+        return roofline_fraction(self.backend.hardware(), self.task.dtype, flops, nbytes, median_ms)

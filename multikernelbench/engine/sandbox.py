@@ -1,0 +1,188 @@
+"""Spawn and supervise one worker process.
+
+A worker is a fresh interpreter (``python -m multikernelbench.engine.worker_main``) in its own process
+session and temporary working directory, with resource limits applied before exec and its stdout/stderr
+going to size-capped files. The parent talks to it over a socketpair passed as an inherited fd, so a
+candidate printing to stdout cannot corrupt the protocol. Killing the session's process group also kills
+anything the candidate forked (compilers, helpers).
+
+This is damage control, not a security boundary: a determined attacker running as the same user can
+escape it (see docs in README, "What is and is not isolated").
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from multikernelbench.engine import protocol
+
+
+@dataclass
+class Limits:
+    address_space_gb: float = 0.0  # 0 = unlimited (CUDA needs huge virtual reservations)
+    file_size_mb: float = 256.0  # stdout flood / runaway writes end in SIGXFSZ
+    cpu_seconds: float = 0.0  # 0 = unlimited; wall-clock timeouts are enforced by the parent anyway
+    open_files: int = 4096
+
+
+class WorkerDied(Exception):
+    """The worker exited or was killed while the parent waited for a reply."""
+
+    def __init__(self, message: str, signal_name: str | None = None, exit_code: int | None = None):
+        super().__init__(message)
+        self.signal_name = signal_name
+        self.exit_code = exit_code
+
+
+class WorkerTimeout(Exception):
+    """No reply within the deadline; the worker has been killed."""
+
+
+def _apply_limits(limits: Limits) -> None:
+    # Runs in the child between fork and exec: keep it to async-signal-safe-ish syscalls.
+    if limits.address_space_gb > 0:
+        cap = int(limits.address_space_gb * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    if limits.file_size_mb > 0:
+        cap = int(limits.file_size_mb * (1 << 20))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+    if limits.cpu_seconds > 0:
+        cap = int(limits.cpu_seconds)
+        resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+@dataclass
+class Worker:
+    role: str
+    env: dict[str, str]
+    limits: Limits = field(default_factory=Limits)
+    proc: subprocess.Popen | None = None
+    conn: Connection | None = None
+    workdir: Path | None = None
+    _tmp: Any = None
+
+    def start(self) -> "Worker":
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"mkb-{self.role}-", ignore_cleanup_errors=True)
+        self.workdir = Path(self._tmp.name)
+        parent_sock, child_sock = socket.socketpair()
+        env = dict(os.environ)
+        env.update(self.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        limits = self.limits
+        with open(self.workdir / "stdout.txt", "wb") as out, open(self.workdir / "stderr.txt", "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()), self.role],
+                pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: _apply_limits(limits))
+        child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+        return self
+
+    def request(self, header: dict[str, Any], tensors: Any = None, timeout: float = 60.0) -> tuple[dict, Any]:
+        assert self.conn is not None and self.proc is not None
+        try:
+            protocol.send(self.conn, header, tensors)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            raise self._died() from None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerTimeout(f"no reply to {header.get('op')!r} within {timeout:.0f} s")
+            if self.conn.poll(min(remaining, 0.5)):
+                try:
+                    return protocol.recv(self.conn)
+                except (EOFError, ConnectionResetError, OSError):
+                    raise self._died() from None
+                except Exception as exc:  # undecodable reply: treat as a misbehaving worker
+                    self.kill()
+                    raise WorkerDied(f"unreadable reply from worker: {exc!r}") from None
+            if self.proc.poll() is not None and not self.conn.poll(0):
+                raise self._died()
+
+    def _died(self) -> WorkerDied:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            msg = f"worker killed by {name}"
+            if name == "SIGXFSZ":
+                msg += " (file size limit: output flood or runaway write)"
+            return WorkerDied(msg + self.stderr_tail(), signal_name=name, exit_code=code)
+        return WorkerDied(f"worker exited with code {code} before replying" + self.stderr_tail(), exit_code=code)
+
+    def stderr_tail(self, n: int = 3000) -> str:
+        if not self.workdir:
+            return ""
+        chunks = []
+        for name in ("stderr.txt", "stdout.txt"):
+            try:
+                with open(self.workdir / name, "rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    size = f.tell()
+                    f.seek(max(0, size - n))
+                    text = f.read().decode(errors="replace").strip()
+                if text:
+                    chunks.append(f"\n--- {name} (last {min(size, n)} of {size} bytes) ---\n{text}")
+            except OSError:
+                pass
+        return "".join(chunks)
+
+    def captured_stdout(self, n: int = 2000) -> str:
+        return self.stderr_tail(n)
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def close(self) -> None:
+        if self.conn is not None and self.proc is not None and self.proc.poll() is None:
+            try:
+                protocol.send(self.conn, {"op": "exit"})
+                self.proc.wait(timeout=5)
+            except Exception:
+                pass
+        self.kill()
+        # Also reap anything the candidate left running in the worker's process group.
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.conn is not None:
+            self.conn.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> "Worker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
