@@ -1,0 +1,95 @@
+"""multikernelbench scores as a Hugging Face ``evaluate`` metric.
+
+This file is only the ``evaluate`` wrapper: the estimators live in :mod:`multikernelbench.scoring` (installed
+with the package) so that ``mkb report`` and this metric share one implementation. Load it offline by path::
+
+    evaluate.load("<repo>/metrics/mkb_speedup")
+"""
+
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from multikernelbench.scoring import compute_scores
+
+_CITATION = """\
+@article{wen2025multikernelbench,
+  title   = {MultiKernelBench: A Multi-Platform Benchmark for Kernel Generation},
+  author  = {Wen, Zhongzhen and Zhang, Yinghui and Li, Zhong and Liu, Zhongxin and Xie, Linna and Zhang, Tian},
+  journal = {arXiv preprint arXiv:2507.17773},
+  year    = {2025}
+}
+@article{chen2021codex,
+  title   = {Evaluating Large Language Models Trained on Code},
+  author  = {Chen, Mark and others},
+  journal = {arXiv preprint arXiv:2107.03374},
+  year    = {2021}
+}
+"""
+
+_DESCRIPTION = """\
+Scores for LLM-written deep-learning kernels: compilation@k, pass@k and speedup_alpha@k (the unbiased
+estimator of the probability that at least one of k samples, drawn without replacement from the n samples of a
+task, compiles / is correct / is correct with speedup >= alpha), fast_alpha on each task's first sample, the
+geometric-mean speedup over correct samples, and per-category versions of all of them.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: one list per task. Scoring mode: per-sample records {"compiled": bool, "correct": bool,
+        "speedup": float or None} (speedup is ignored unless correct). Executing mode: kernel source strings,
+        evaluated by the engine first (needs allow_code_execution=True or MKB_ALLOW_CODE_EXECUTION=1).
+    references: the task ids, in the same order as predictions.
+    k: list of ints (default [1]); every task needs at least max(k) samples, otherwise ValueError.
+    alphas: list of floats (default [1.0]); speedup thresholds for speedup_{alpha}@k and fast_{alpha}.
+    categories: optional, one category per task, adds "per_category".
+    backend, allow_code_execution, config: executing mode only (the backend name, the opt-in, an
+        optional multikernelbench EngineConfig).
+Returns:
+    num_tasks, num_samples, num_correct_samples, compilation@k, pass@k, speedup_{alpha}@k, fast_{alpha},
+    geomean_speedup (None when no correct sample has a measured speedup), per_category (when categories
+    are given). Alphas appear as str(float(alpha)): k=[1], alphas=[1] gives "speedup_1.0@1" and "fast_1.0".
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/mkb_speedup")  # path relative to the repository root
+    >>> ok = {"compiled": True, "correct": True, "speedup": 1.5}
+    >>> bad = {"compiled": True, "correct": False, "speedup": None}
+    >>> scores = metric.compute(predictions=[[ok, bad], [bad, bad]], references=["t1", "t2"], k=[1, 2])
+    >>> scores["compilation@1"], scores["pass@1"], scores["pass@2"], scores["fast_1.0"]
+    (1.0, 0.25, 0.5, 0.5)
+"""
+
+_RECORD = {"compiled": datasets.Value("bool"), "correct": datasets.Value("bool"),
+           "speedup": datasets.Value("float64")}
+
+#: Scoring mode (lists of records) first: evaluate picks the first feature set the first example fits.
+_FEATURES = [
+    datasets.Features({"predictions": datasets.List(_RECORD), "references": datasets.Value("string")}),
+    datasets.Features({"predictions": datasets.List(datasets.Value("string")),
+                       "references": datasets.Value("string")}),
+]
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class MkbSpeedup(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=_FEATURES,
+            reference_urls=["https://arxiv.org/abs/2507.17773", "https://arxiv.org/abs/2107.03374"],
+        )
+
+    def _compute(self, predictions, references, k=None, alphas=None, categories=None, backend=None,
+                 allow_code_execution=False, config=None):
+        k = [1] if k is None else list(k)
+        alphas = [1.0] if alphas is None else list(alphas)
+        if any(isinstance(sample, str) for task in predictions for sample in task):
+            # Imported here: the engine (and torch) is only needed when kernels are actually run.
+            from multikernelbench.scoring.execute import records_from_sources
+
+            predictions = records_from_sources(predictions, references, backend=backend,
+                                               allow_code_execution=allow_code_execution, config=config)
+        return compute_scores(predictions, references, k=k, alphas=alphas, categories=categories)
