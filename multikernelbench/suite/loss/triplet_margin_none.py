@@ -11,7 +11,7 @@ TEST_SHAPES = [
     {"batch": 16, "dim": 1000},
     {"batch": 7, "dim": 4099},
 ]
-BENCH_SHAPE = {"batch": 65536, "dim": 4096}
+BENCH_SHAPE = {"batch": 131072, "dim": 4096}
 CPU_BENCH_SHAPE = {"batch": 512, "dim": 2048}
 
 
