@@ -1,0 +1,40 @@
+"""``mkb report``: tables (stdout + markdown) and a self-contained HTML page with plots, from a results store."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_STORE = "mkb_results/results.sqlite"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="summarise a results store: main table, per-category, failures, plots")
+    p.add_argument("--store", default=os.environ.get("MKB_STORE", DEFAULT_STORE),
+                   help=f"results store (default: $MKB_STORE or {DEFAULT_STORE})")
+    p.add_argument("--out", default=None, help="output folder (default: <store folder>/report)")
+    p.add_argument("-k", "--k", dest="k", type=int, action="append",
+                   help="k of Comp@k/Pass@k/SpeedUp@k (repeatable; default 1)")
+    p.add_argument("--alpha", type=float, action="append",
+                   help="speedup threshold of SpeedUp_alpha@k and fast_alpha (repeatable; default 1.0)")
+    p.add_argument("--no-plots", action="store_true", help="skip the figures (no matplotlib needed)")
+    p.add_argument("--quiet", action="store_true", help="do not print the tables")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from multikernelbench.report import build_report, load_report_data, write_report
+
+    try:
+        data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0])
+    except FileNotFoundError as exc:
+        print(f"mkb report: {exc}", file=sys.stderr)
+        return 1
+    report = build_report(data, plots=not args.no_plots)
+    out = Path(args.out) if args.out else Path(args.store).parent / "report"
+    paths = write_report(report, out)
+    if not args.quiet:
+        print(report.markdown)
+    print(f"wrote {paths['markdown']} and {paths['html']}", file=sys.stderr)
+    return 0

@@ -1,0 +1,141 @@
+"""What the report shows, computed once from the results store.
+
+Scores come from :func:`multikernelbench.scoring.compute_scores` on the same records the ``evaluate`` module
+would get, so the report's numbers and the metric's cannot differ. Everything else here (failure counts,
+roofline fractions, raw speedups for plots) is bookkeeping the metric does not need.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from multikernelbench.records import EvalResult, FailureKind, Status
+from multikernelbench.scoring import Group, category_of, compute_scores, group_results
+from multikernelbench.store import ResultStore, StoredResult
+
+#: Failure-breakdown columns, in the order the report shows them.
+OUTCOMES = ("correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash",
+            "cheat")
+
+
+def outcome(result: EvalResult) -> str:
+    """The failure-breakdown column of one result.
+
+    A shape mismatch is reported apart from a value mismatch (it usually means a misread spec, not a numeric
+    bug); the engine may file it under INCORRECT or RUNTIME_ERROR, so both are checked.
+    """
+    status = result.status
+    shape = FailureKind.SHAPE_MISMATCH in (result.failure, result.correctness.failure)
+    if status in (Status.INCORRECT, Status.RUNTIME_ERROR) and shape:
+        return "shape mismatch"
+    return {
+        Status.CORRECT: "correct", Status.COMPILE_ERROR: "compile error", Status.RUNTIME_ERROR: "runtime error",
+        Status.INCORRECT: "mismatch", Status.TIMEOUT: "timeout", Status.CRASH: "crash",
+        Status.CHEAT_DETECTED: "cheat",
+    }[status]
+
+
+@dataclass
+class GroupReport:
+    """One model (and strategy) on one platform."""
+
+    group: Group
+    ks: list[int]  # the requested k values this group has enough samples for
+    missing_ks: list[int]  # requested k values above its smallest per-task sample count
+    scores: dict[str, Any] | None  # compute_scores output with k=ks (None: no scorable task)
+    failures: Counter = field(default_factory=Counter)
+    speedups: list[float] = field(default_factory=list)  # correct samples with a measured speedup
+    roofline: list[float] = field(default_factory=list)  # correct samples with a roofline fraction
+    roofline_by_category: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.group.row_name} / {self.group.backend}"
+
+    @property
+    def median_roofline(self) -> float | None:
+        return statistics.median(self.roofline) if self.roofline else None
+
+
+@dataclass
+class ReportData:
+    groups: list[GroupReport]
+    ks: list[int]
+    alphas: list[float]
+    source: str = ""
+
+    @property
+    def rows(self) -> list[str]:
+        """Row names (model, strategy) in first-seen (sorted) order."""
+        return list(dict.fromkeys(g.group.row_name for g in self.groups))
+
+    @property
+    def backends(self) -> list[str]:
+        return sorted({g.group.backend for g in self.groups})
+
+    @property
+    def categories(self) -> list[str]:
+        cats = {c for g in self.groups if g.scores for c in g.scores.get("per_category", {})}
+        return sorted(cats)
+
+    def find(self, row: str, backend: str) -> GroupReport | None:
+        for g in self.groups:
+            if g.group.row_name == row and g.group.backend == backend:
+                return g
+        return None
+
+    def notes(self) -> list[str]:
+        out = []
+        for g in self.groups:
+            if g.missing_ks:
+                out.append(f"{g.name}: some task has only {g.group.min_samples()} sample(s), so "
+                           f"k={', '.join(map(str, g.missing_ks))} is not reported (n/a).")
+            if g.group.unavailable:
+                out.append(f"{g.name}: {g.group.unavailable} result(s) with the backend unavailable were not "
+                           "scored (neither success nor failure).")
+        return out
+
+
+def group_report(group: Group, ks: list[int], alphas: list[float]) -> GroupReport:
+    n_min = group.min_samples()
+    usable = [k for k in ks if k <= n_min]
+    missing = [k for k in ks if k > n_min]
+    scores = None
+    if group.tasks:
+        preds, refs, cats = group.metric_inputs()
+        # k=1 is always computed: the per-category Pass@1 table needs it even if the user asked for other ks.
+        scores = compute_scores(preds, refs, k=sorted(set(usable) | {1}), alphas=alphas, categories=cats)
+    rep = GroupReport(group, usable, missing, scores)
+    by_cat: dict[str, list[float]] = defaultdict(list)
+    for tid in group.task_ids():
+        for stored in group.tasks[tid]:
+            r = stored.result
+            rep.failures[outcome(r)] += 1
+            if r.status is Status.CORRECT:
+                if r.speedup is not None:
+                    rep.speedups.append(r.speedup)
+                if r.roofline_fraction is not None:
+                    rep.roofline.append(r.roofline_fraction)
+                    by_cat[category_of(stored)].append(r.roofline_fraction)
+    rep.roofline_by_category = dict(by_cat)
+    return rep
+
+
+def build_report_data(stored: Iterable[StoredResult], ks: Iterable[int] = (1,),
+                      alphas: Iterable[float] = (1.0,), source: str = "") -> ReportData:
+    ks = sorted({int(k) for k in ks})
+    alphas = sorted({float(a) for a in alphas})
+    groups = [group_report(g, ks, alphas) for g in group_results(stored)]
+    return ReportData(groups, ks, alphas, source)
+
+
+def load_report_data(store_path: str | Path, ks: Iterable[int] = (1,), alphas: Iterable[float] = (1.0,)) -> ReportData:
+    path = Path(store_path)
+    if not path.exists():
+        raise FileNotFoundError(f"results store {path} does not exist (run `mkb demo` or `mkb eval` first)")
+    with ResultStore(path) as store:
+        return build_report_data(list(store.labelled()), ks, alphas, source=str(path))

@@ -1,0 +1,140 @@
+"""The report's tables, as plain data rendered to markdown and to HTML.
+
+A table is built once and rendered twice, so the markdown and the HTML page always show the same numbers.
+Scores are percentages with one decimal (as in the MultiKernelBench paper); a cell that cannot be computed
+says ``n/a`` rather than showing a misleading zero.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from multikernelbench.report.data import OUTCOMES, ReportData
+from multikernelbench.scoring import compilation_key, fast_key, pass_key, speedup_key
+
+NA = "n/a"
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+@dataclass
+class Table:
+    id: str
+    title: str
+    columns: list[str]  # leaf headers; the first heads the row labels
+    rows: list[list[str]]
+    groups: list[tuple[str, int]] | None = None  # (label, span) over columns[1:], e.g. one per platform
+    note: str = ""
+
+    def leaf_headers(self) -> list[str]:
+        """Headers with their group prefixed (markdown has no column groups)."""
+        if not self.groups:
+            return list(self.columns)
+        out, i = [self.columns[0]], 1
+        for label, span in self.groups:
+            out.extend(f"{label} {c}" for c in self.columns[i:i + span])
+            i += span
+        return out
+
+    def to_markdown(self) -> str:
+        head = self.leaf_headers()
+        lines = [f"### {self.title}", ""]
+        if self.note:
+            lines += [self.note, ""]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|")
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def to_html(self) -> str:
+        e = html.escape
+        parts = [f'<h3>{e(self.title)}</h3>']
+        if self.note:
+            parts.append(f"<p class=\"note\">{e(self.note)}</p>")
+        parts.append(f'<table id="{e(self.id)}"><thead>')
+        if self.groups:
+            parts.append('<tr><th rowspan="2">' + e(self.columns[0]) + "</th>"
+                         + "".join(f'<th colspan="{span}" class="group">{e(label)}</th>' for label, span in self.groups)
+                         + "</tr><tr>" + "".join(f"<th>{e(c)}</th>" for c in self.columns[1:]) + "</tr>")
+        else:
+            parts.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in self.columns) + "</tr>")
+        parts.append("</thead><tbody>")
+        for row in self.rows:
+            parts.append("<tr><th>" + e(row[0]) + "</th>" + "".join(f"<td>{e(c)}</td>" for c in row[1:]) + "</tr>")
+        parts.append("</tbody></table>")
+        return "\n".join(parts)
+
+
+def pct(value: float | None) -> str:
+    return NA if value is None else f"{100 * value:.1f}"
+
+
+def speedup_text(value: float | None) -> str:
+    return NA if value is None else f"{value:.2f}x"
+
+
+def fraction_text(value: float | None) -> str:
+    return NA if value is None else f"{value:.3f}"
+
+
+def speedup_label(alpha: float, k: int) -> str:
+    return f"SpeedUp{f'{alpha:g}'.translate(_SUBSCRIPT)}@{k}"
+
+
+def main_table(data: ReportData) -> Table:
+    """Rows = models, column groups = platforms, cells = Comp@k / Pass@k / SpeedUp_alpha@k (in %)."""
+    cell_keys = []  # (header, key, k)
+    for k in data.ks:
+        cell_keys += [(f"Comp@{k}", compilation_key(k), k), (f"Pass@{k}", pass_key(k), k)]
+        cell_keys += [(speedup_label(a, k), speedup_key(a, k), k) for a in data.alphas]
+    columns = ["Model"] + [h for _ in data.backends for h, _, _ in cell_keys]
+    rows = []
+    for name in data.rows:
+        row = [name]
+        for backend in data.backends:
+            g = data.find(name, backend)
+            for _, key, k in cell_keys:
+                ok = g is not None and g.scores is not None and k in g.ks
+                row.append(pct(g.scores[key]) if ok else NA)
+        rows.append(row)
+    return Table("main", "Main results (%)", columns, rows, groups=[(b, len(cell_keys)) for b in data.backends],
+                 note="Unbiased estimators over each task's samples; SpeedUpₐ@k counts correct samples with "
+                      "speedup ≥ α over the eager PyTorch reference.")
+
+
+def category_table(data: ReportData) -> Table:
+    """Pass@1 (%) per category, one row per model and platform."""
+    cats = data.categories
+    rows = []
+    for g in data.groups:
+        per = (g.scores or {}).get("per_category", {})
+        rows.append([g.name] + [pct(per[c]["pass@1"]) if c in per else NA for c in cats])
+    return Table("category", "Pass@1 per category (%)", ["Model / platform"] + cats, rows)
+
+
+def failure_table(data: ReportData) -> Table:
+    """Counts of every sample's outcome (correct first, then each failure mode)."""
+    rows = [[g.name] + [str(g.failures.get(o, 0)) for o in OUTCOMES] + [str(sum(g.failures.values()))]
+            for g in data.groups]
+    return Table("failures", "Outcomes of all samples (counts)", ["Model / platform", *OUTCOMES, "total"], rows)
+
+
+def summary_table(data: ReportData) -> Table:
+    """Per model and platform: sizes, fast_alpha on first samples, geomean speedup, median roofline fraction."""
+    columns = ["Model / platform", "tasks", "samples", "correct samples"]
+    columns += [f"fast{f'{a:g}'.translate(_SUBSCRIPT)} (%)" for a in data.alphas]
+    columns += ["geomean speedup", "median roofline fraction"]
+    rows = []
+    for g in data.groups:
+        s = g.scores or {}
+        row = [g.name, str(s.get("num_tasks", 0)), str(s.get("num_samples", 0)), str(s.get("num_correct_samples", 0))]
+        row += [pct(s.get(fast_key(a))) for a in data.alphas]
+        row += [speedup_text(s.get("geomean_speedup")), fraction_text(g.median_roofline)]
+        rows.append(row)
+    return Table("summary", "Speed summary", columns, rows,
+                 note="fastₐ: share of tasks whose first sample is correct with speedup ≥ α. Geomean speedup and "
+                      "median roofline fraction are over correct samples (n/a when there are none).")
+
+
+def all_tables(data: ReportData) -> list[Table]:
+    return [main_table(data), category_table(data), summary_table(data), failure_table(data)]
