@@ -16,7 +16,7 @@ BENCH_SHAPE = {"batch": 1, "heads": 16, "seq": 16384, "head_dim": 128}
 CPU_BENCH_SHAPE = {"batch": 1, "heads": 2, "seq": 1024, "head_dim": 64}
 # Sums over up to 16k keys with online-softmax rescaling; bf16 kernels differ in where they round.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
-QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+QK_STD = 1.0  # logits q.k/sqrt(d) have std ~1: a clearly non-uniform softmax whose bf16 rounding stays small
 
 
 class Model(nn.Module):

@@ -18,7 +18,7 @@ BENCH_SHAPE = {"batch": 8, "heads": 16, "q_len": 1024, "kv_len": 8192, "head_dim
 CPU_BENCH_SHAPE = {"batch": 1, "heads": 4, "q_len": 256, "kv_len": 1024, "head_dim": 64}
 # Sums over up to 8k keys, online-softmax rescaling in fused kernels, bf16 rounding of scores in the reference.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
-QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+QK_STD = 1.0  # logits q.k/sqrt(d) have std ~1: a clearly non-uniform softmax whose bf16 rounding stays small
 
 
 class Model(nn.Module):

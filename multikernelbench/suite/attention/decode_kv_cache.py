@@ -18,7 +18,7 @@ BENCH_SHAPE = {"batch": 8, "heads": 32, "cache_len": 16384, "head_dim": 128}
 CPU_BENCH_SHAPE = {"batch": 2, "heads": 8, "cache_len": 4096, "head_dim": 128}
 # Sums over up to 16k cached keys; split-K decode kernels combine partial softmaxes in a different order.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
-QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+QK_STD = 1.0  # logits q.k/sqrt(d) have std ~1: a clearly non-uniform softmax whose bf16 rounding stays small
 
 
 class Model(nn.Module):

@@ -19,7 +19,7 @@ CPU_BENCH_SHAPE = {"batch": 1, "heads": 4, "seq": 512, "head_dim": 64}
 # Sums over up to thousands of keys; fused (online-softmax) kernels rescale partial sums in a different
 # order, and in bf16 the reference rounds scores and probabilities to bf16: widen both tolerances.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
-QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+QK_STD = 1.0  # logits q.k/sqrt(d) have std ~1: a clearly non-uniform softmax whose bf16 rounding stays small
 
 
 class Model(nn.Module):

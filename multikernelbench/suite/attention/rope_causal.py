@@ -17,7 +17,7 @@ CPU_BENCH_SHAPE = {"batch": 1, "heads": 4, "seq": 512, "head_dim": 64}
 # Long key sums with online-softmax rescaling; bf16 kernels differ in where they round (and the bf16
 # model stores cos/sin in bf16).
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}
-QK_STD = 1.4  # logits q.k/sqrt(d) then have std ~2: the softmax is peaked but far from one-hot
+QK_STD = 1.0  # logits q.k/sqrt(d) have std ~1: a clearly non-uniform softmax whose bf16 rounding stays small
 BASE = 10000.0
 
 
