@@ -20,12 +20,13 @@ def _tasks():
 
 
 def _task(task_id):
-    (task,) = load_suite(ids=[task_id])  # the public lookup by id ...
-    return task
+    return _tasks()[task_id]  # one suite load shared by every case
 
 
-def _cached(task_id):
-    return _tasks()[task_id]  # ... and a cached one for the many parametrized cases
+def test_lookup_by_id_matches():
+    ids = ["convolution.conv2d_3x3", "convolution.conv2d_transposed", "attention.mha_softmax.bf16"]
+    for task in load_suite(ids=ids):
+        assert task == _task(task.id)
 
 
 def test_conv2d_3x3_costs():
@@ -109,7 +110,7 @@ _CONV_IDS = sorted(i for i, t in _tasks().items() if t.category == "convolution"
 @pytest.mark.parametrize("task_id", _CONV_IDS)
 def test_conv_flops_match_flop_counter(task_id):
     # FlopCounterMode counts 2 * MACs of convolutions (no bias); the task adds one flop per output for a bias.
-    task = _cached(task_id)
+    task = _task(task_id)
     mod = materialize(task)
     shape = task.test_shapes[0]
     model = make_model(mod.Model, mod, shape, 0, "float32")
