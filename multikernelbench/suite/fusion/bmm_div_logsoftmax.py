@@ -1,0 +1,70 @@
+"""Batched matrix product, then division by 0.5 -> log-softmax over the last dim."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+DIVISOR = 0.5
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 2, "m": 17, "k": 33, "n": 37},
+    {"batch": 4, "m": 64, "k": 100, "n": 48},
+    {"batch": 3, "m": 33, "k": 257, "n": 129},
+]
+BENCH_SHAPE = {"batch": 128, "m": 1024, "k": 2048, "n": 2048}
+CPU_BENCH_SHAPE = {"batch": 8, "m": 256, "k": 256, "n": 512}
+# The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+# bf16: the normalization/reduction amplifies one-ulp differences of the bf16 intermediate, so 0.03.
+TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        x = torch.bmm(a, b)
+        x = x / DIVISOR
+        x = F.log_softmax(x, dim=-1)
+        return x
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    return [
+        randn(gen, shape["batch"], shape["m"], shape["k"]),
+        randn(gen, shape["batch"], shape["k"], shape["n"], std=1.0 / math.sqrt(shape["k"])),
+    ]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; log-softmax = 5 per element (max, subtract, exp, sum, subtract log of the sum);
+# per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
+    y = bt * m * n  # product elements
+    return (
+          2 * y * k  # batched matrix multiply (multiply-add = 2)
+        + y  # divide
+        + 5 * y  # log-softmax: max, subtract, exp, sum, subtract log-sum
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
+    y = bt * m * n  # product elements
+    return itemsize * (
+          bt * m * k  # a (input)
+        + bt * k * n  # b (input)
+        + y  # output
+    )

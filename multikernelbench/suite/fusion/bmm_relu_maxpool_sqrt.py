@@ -1,0 +1,74 @@
+"""Batched matrix product, then ReLU -> max pooling (window 2) -> square root."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+POOL = 2
+
+TEST_SHAPES = [
+    {"batch": 2, "m": 17, "k": 33, "n": 37},
+    {"batch": 4, "m": 64, "k": 100, "n": 48},
+    {"batch": 3, "m": 33, "k": 257, "n": 129},
+]
+BENCH_SHAPE = {"batch": 32, "m": 1024, "k": 1024, "n": 1024}
+CPU_BENCH_SHAPE = {"batch": 8, "m": 256, "k": 256, "n": 512}
+# The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+TOLERANCE = {"float32": (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        x = torch.bmm(a, b)
+        x = torch.relu(x)
+        x = F.max_pool1d(x, POOL)  # pools along the last (feature) dim
+        x = torch.sqrt(x)
+        return x
+
+
+def get_init_inputs(shape):
+    return []
+
+
+def get_inputs(shape, gen):
+    return [
+        randn(gen, shape["batch"], shape["m"], shape["k"]),
+        randn(gen, shape["batch"], shape["k"], shape["n"], std=1.0 / math.sqrt(shape["k"])),
+    ]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
+# / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
+    y = bt * m * n  # product elements
+    np = n // POOL
+    p = bt * m * np  # pooled elements
+    return (
+          2 * y * k  # batched matrix multiply (multiply-add = 2)
+        + y  # ReLU
+        + p * POOL  # max pool: one comparison per window element
+        + p  # square root
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
+    y = bt * m * n  # product elements
+    np = n // POOL
+    p = bt * m * np  # pooled elements
+    return itemsize * (
+          bt * m * k  # a (input)
+        + bt * k * n  # b (input)
+        + p  # output
+    )

@@ -1,0 +1,84 @@
+"""2-D convolution (3x3, no bias), then eval-mode batch normalization with random running statistics -> hardtanh -> avg pooling (window 2)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+KERNEL_SIZE = 3
+POOL = 2
+
+TEST_SHAPES = [
+    {"batch": 2, "in_channels": 3, "out_channels": 8, "height": 17, "width": 19},
+    {"batch": 1, "in_channels": 16, "out_channels": 33, "height": 32, "width": 33},
+    {"batch": 3, "in_channels": 5, "out_channels": 12, "height": 37, "width": 13},
+]
+BENCH_SHAPE = {"batch": 32, "in_channels": 64, "out_channels": 128, "height": 128, "width": 128}
+CPU_BENCH_SHAPE = {"batch": 4, "in_channels": 32, "out_channels": 64, "height": 64, "width": 64}
+# The convolution sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+TOLERANCE = {"float32": (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, KERNEL_SIZE, bias=False)
+        self.bn = nn.BatchNorm2d(out_channels)
+        # Random running statistics and affine parameters so eval-mode batch norm is not ~identity.
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 1.5)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        x = self.bn(x)  # eval mode: uses the running statistics
+        x = F.hardtanh(x)
+        x = F.avg_pool2d(x, POOL)
+        return x
+
+
+def get_init_inputs(shape):
+    return [shape["in_channels"], shape["out_channels"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["in_channels"], shape["height"], shape["width"])]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; eval batch norm = 4 per element (subtract running mean, divide by std, scale, shift);
+# pooling is one op per window element (+ one divide per output for averages); per-row / per-channel scalar
+# work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    ho = h - KERNEL_SIZE + 1
+    wo = w - KERNEL_SIZE + 1
+    y = n * co * ho * wo  # convolution output elements
+    hp, wp = ho // POOL, wo // POOL
+    p = n * co * hp * wp  # pooled elements
+    return (
+          2 * y * ci * KERNEL_SIZE * KERNEL_SIZE  # convolution (multiply-add = 2)
+        + 4 * y  # batch norm (eval): subtract mean, divide by std, scale, shift
+        + y  # hardtanh
+        + p * POOL * POOL + p  # average pool: one add per window element, one divide per output
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    ho = h - KERNEL_SIZE + 1
+    wo = w - KERNEL_SIZE + 1
+    y = n * co * ho * wo  # convolution output elements
+    hp, wp = ho // POOL, wo // POOL
+    p = n * co * hp * wp  # pooled elements
+    return itemsize * (
+          n * ci * h * w  # x (input)
+        + co * ci * KERNEL_SIZE * KERNEL_SIZE  # convolution weight
+        + 4 * co  # batch norm weight, bias, running mean and variance
+        + p  # output
+    )

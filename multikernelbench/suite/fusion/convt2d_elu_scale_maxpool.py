@@ -1,0 +1,82 @@
+"""2-D transposed convolution (3x3, stride 2), then ELU -> a learned per-channel scale -> max pooling (window 2)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+KERNEL_SIZE = 3
+STRIDE = 2
+POOL = 2
+
+TEST_SHAPES = [
+    {"batch": 2, "in_channels": 8, "out_channels": 3, "height": 9, "width": 11},
+    {"batch": 1, "in_channels": 16, "out_channels": 12, "height": 17, "width": 16},
+    {"batch": 3, "in_channels": 5, "out_channels": 8, "height": 13, "width": 7},
+]
+BENCH_SHAPE = {"batch": 128, "in_channels": 128, "out_channels": 64, "height": 64, "width": 64}
+CPU_BENCH_SHAPE = {"batch": 4, "in_channels": 32, "out_channels": 16, "height": 64, "width": 64}
+# The convolution sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+TOLERANCE = {"float32": (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.ConvTranspose2d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE)
+        # Learned per-channel scale, drawn around 1 so it matters.
+        self.scale = nn.Parameter(torch.rand(out_channels, 1, 1) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        x = F.elu(x)
+        x = x * self.scale
+        x = F.max_pool2d(x, POOL)
+        return x
+
+
+def get_init_inputs(shape):
+    return [shape["in_channels"], shape["out_channels"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["in_channels"], shape["height"], shape["width"])]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
+# / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    ho = (h - 1) * STRIDE + KERNEL_SIZE
+    wo = (w - 1) * STRIDE + KERNEL_SIZE
+    y = n * co * ho * wo  # transposed convolution output elements
+    x_elems = n * ci * h * w
+    hp, wp = ho // POOL, wo // POOL
+    p = n * co * hp * wp  # pooled elements
+    return (
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+        + y  # bias add
+        + y  # ELU
+        + y  # per-channel scale
+        + p * POOL * POOL  # max pool: one comparison per window element
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    ho = (h - 1) * STRIDE + KERNEL_SIZE
+    wo = (w - 1) * STRIDE + KERNEL_SIZE
+    y = n * co * ho * wo  # transposed convolution output elements
+    x_elems = n * ci * h * w
+    hp, wp = ho // POOL, wo // POOL
+    p = n * co * hp * wp  # pooled elements
+    return itemsize * (
+          n * ci * h * w  # x (input)
+        + ci * co * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias
+        + co  # learned scale
+        + p  # output
+    )

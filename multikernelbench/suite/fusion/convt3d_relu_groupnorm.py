@@ -1,0 +1,84 @@
+"""3-D transposed convolution (3x3x3, stride 2), then ReLU -> group normalization."""
+
+import torch
+import torch.nn as nn
+
+from multikernelbench.tasks.gen import randn
+
+KERNEL_SIZE = 3
+STRIDE = 2
+PADDING = 1
+OUTPUT_PADDING = 1
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 1, "in_channels": 4, "out_channels": 3, "depth": 4, "height": 5, "width": 6, "groups": 3},
+    {"batch": 2, "in_channels": 8, "out_channels": 4, "depth": 3, "height": 7, "width": 5, "groups": 2},
+    {"batch": 1, "in_channels": 6, "out_channels": 8, "depth": 5, "height": 6, "width": 6, "groups": 4},
+]
+BENCH_SHAPE = {"batch": 64, "in_channels": 512, "out_channels": 512, "depth": 8, "height": 16, "width": 16, "groups": 8}
+CPU_BENCH_SHAPE = {"batch": 8, "in_channels": 16, "out_channels": 8, "depth": 8, "height": 16, "width": 16, "groups": 4}
+# The convolution sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+# bf16: the normalization/reduction amplifies one-ulp differences of the bf16 intermediate, so 0.03.
+TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, num_groups: int):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING)
+        self.gn = nn.GroupNorm(num_groups, out_channels)
+        # Random affine parameters so the normalization is not a plain standardization.
+        with torch.no_grad():
+            self.gn.weight.uniform_(0.5, 1.5)
+            self.gn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x)
+        x = torch.relu(x)
+        x = self.gn(x)
+        return x
+
+
+def get_init_inputs(shape):
+    return [shape["in_channels"], shape["out_channels"], shape["groups"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["in_channels"], shape["depth"], shape["height"], shape["width"])]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; layer/group/instance norm = 7 per element (sum; square and sum; subtract mean and
+# multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
+# not counted.
+def flops(shape):
+    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    y = n * co * do * ho * wo  # transposed convolution output elements
+    x_elems = n * ci * d * h * w
+    return (
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+        + y  # bias add
+        + y  # ReLU
+        + 7 * y  # group norm: sum, square+sum, subtract+scale, affine
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
+    y = n * co * do * ho * wo  # transposed convolution output elements
+    x_elems = n * ci * d * h * w
+    return itemsize * (
+          n * ci * d * h * w  # x (input)
+        + ci * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias
+        + 2 * co  # group norm weight and bias
+        + y  # output
+    )

@@ -1,0 +1,64 @@
+"""Linear layer, then subtracting the mean over the last dim -> GELU."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+DTYPES = ("float32", "bfloat16")
+TEST_SHAPES = [
+    {"batch": 3, "in_features": 37, "out_features": 17},
+    {"batch": 16, "in_features": 256, "out_features": 1000},
+    {"batch": 33, "in_features": 129, "out_features": 65},
+]
+BENCH_SHAPE = {"batch": 8192, "in_features": 8192, "out_features": 8192}
+CPU_BENCH_SHAPE = {"batch": 256, "in_features": 1024, "out_features": 1024}
+# The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+# bf16: the normalization/reduction amplifies one-ulp differences of the bf16 intermediate, so 0.03.
+TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = x - x.mean(dim=-1, keepdim=True)
+        x = F.gelu(x)
+        return x
+
+
+def get_init_inputs(shape):
+    return [shape["in_features"], shape["out_features"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["in_features"])]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
+    y = b * o  # linear output elements
+    return (
+          2 * y * i  # matrix multiply (multiply-add = 2)
+        + y  # bias add
+        + 2 * y + b  # centering: sum and subtract per element, one divide per mean
+        + y  # GELU
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
+    y = b * o  # linear output elements
+    return itemsize * (
+          b * i  # x (input)
+        + i * o + o  # linear weight and bias
+        + y  # output
+    )

@@ -1,0 +1,69 @@
+"""Linear layer, then division by 0.5 -> log-softmax over the last dim -> a max over the features."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from multikernelbench.tasks.gen import randn
+
+DIVISOR = 0.5
+
+TEST_SHAPES = [
+    {"batch": 3, "in_features": 37, "out_features": 17},
+    {"batch": 16, "in_features": 256, "out_features": 1000},
+    {"batch": 33, "in_features": 129, "out_features": 65},
+]
+BENCH_SHAPE = {"batch": 4096, "in_features": 4096, "out_features": 4096}
+CPU_BENCH_SHAPE = {"batch": 256, "in_features": 1024, "out_features": 1024}
+# The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
+# algorithms and accumulation orders, so fp32 is widened to 1e-3.
+TOLERANCE = {"float32": (0.001, 0.001)}
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = x / DIVISOR
+        x = F.log_softmax(x, dim=-1)
+        x = x.amax(dim=-1, keepdim=True)
+        return x
+
+
+def get_init_inputs(shape):
+    return [shape["in_features"], shape["out_features"]]
+
+
+def get_inputs(shape, gen):
+    return [randn(gen, shape["batch"], shape["in_features"])]
+
+
+# Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
+# is 1 flop per element; log-softmax = 5 per element (max, subtract, exp, sum, subtract log of the sum);
+# per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
+def flops(shape):
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
+    y = b * o  # linear output elements
+    r = b  # elements after the reduction
+    return (
+          2 * y * i  # matrix multiply (multiply-add = 2)
+        + y  # bias add
+        + y  # divide
+        + 5 * y  # log-softmax: max, subtract, exp, sum, subtract log-sum
+        + y  # max reduction: one op per input element
+    )
+
+
+def bytes_moved(shape, itemsize):
+    # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
+    y = b * o  # linear output elements
+    r = b  # elements after the reduction
+    return itemsize * (
+          b * i  # x (input)
+        + i * o + o  # linear weight and bias
+        + r  # output
+    )
