@@ -28,7 +28,7 @@ class EngineConfig:
     threads: int = 0  # torch/OpenMP threads in device workers (0 = all cores of the worker)
     timing: TimingConfig = field(default_factory=TimingConfig)
     memory_limit_gb: float = 16.0  # address-space limit of workers (RLIMIT_AS); 0 disables
-    output_limit_mb: float = 64.0  # worker stdout/stderr file size cap
+    output_limit_mb: float = 256.0  # RLIMIT_FSIZE of workers: caps stdout floods and runaway writes
     check_timed_outputs: bool = True
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)

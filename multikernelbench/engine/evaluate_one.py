@@ -40,7 +40,7 @@ class Verdict(Exception):
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
     return Limits(address_space_gb=config.memory_limit_gb if backend.device_type == "cpu" else 0.0,
-                  file_size_mb=max(config.output_limit_mb, 256.0))
+                  file_size_mb=config.output_limit_mb)
 
 
 def _reply_error(reply: dict[str, Any], what: str) -> Verdict:

@@ -1,0 +1,71 @@
+"""Options and output shared by the subcommands that run the engine (eval, demo)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.records import EvalResult
+
+
+def add_engine_options(p) -> None:
+    p.add_argument("--backend", default="cpu", help="platform to evaluate on (see `mkb backends`)")
+    p.add_argument("--db", default="results.sqlite", help="SQLite results store (resumes from it)")
+    p.add_argument("--task", action="append", dest="task_ids", help="only these task ids (repeatable)")
+    p.add_argument("--category", action="append", help="only these categories (repeatable)")
+    p.add_argument("--build-root", type=Path, default=None, help="build cache (default ~/.cache/multikernelbench)")
+    p.add_argument("--compile-workers", type=int, default=2, help="parallel compile processes")
+    p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
+    p.add_argument("--run-timeout", type=float, default=120.0, help="seconds per worker request")
+    p.add_argument("--threads", type=int, default=0, help="threads for CPU kernels and references (0 = all)")
+    p.add_argument("--no-timing", action="store_true", help="correctness only")
+    p.add_argument("--compile-baseline", action="store_true", help="also time torch.compile of the reference")
+    p.add_argument("--timing-budget", type=float, default=5.0, help="seconds of timing per callable")
+    p.add_argument("--seed", type=int, default=None, help="deterministic seeds (default: fresh secret seeds)")
+    p.add_argument("--json", action="store_true", help="print one JSON line per result on stdout")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def engine_config(args, allow: bool) -> EngineConfig:
+    cfg = EngineConfig(
+        backend=args.backend, compile_workers=args.compile_workers, compile_timeout_s=args.compile_timeout,
+        run_timeout_s=args.run_timeout, threads=args.threads, skip_timing=args.no_timing, seed=args.seed,
+        allow_code_execution=allow,
+        timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget))
+    if args.build_root:
+        cfg.build_root = args.build_root
+    return cfg
+
+
+def json_printer(result: EvalResult, cand) -> None:
+    row = result.to_dict()
+    row["expect"] = cand.expect
+    print(json.dumps(row, sort_keys=True), flush=True)
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "" if x is None else format(x, spec)
+
+
+def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("task", "candidate", "status", "expected", "speedup", "cand ms", "ref ms", "build s", "reason"):
+        table.add_column(col, overflow="fold")
+    for r, cand in pairs:
+        expect = getattr(cand, "expect", None) or ""
+        ok = (not expect) or expect == r.status.value
+        style = "green" if r.status.value == "correct" else ("yellow" if ok else "red")
+        reason = (r.message or "").strip().splitlines()
+        table.add_row(r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]", expect,
+                      _fmt(r.speedup, ".2f"), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
+                      _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),
+                      (reason[0][:90] if reason else ""))
+    return table
+
+
+def print_table(pairs, title: str) -> None:
+    Console().print(results_table(pairs, title))

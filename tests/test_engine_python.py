@@ -1,0 +1,156 @@
+"""Engine behaviour on candidates that need no C++ build: every status path with real worker processes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.runner import CodeExecutionNotAllowed, evaluate_candidates
+from multikernelbench.records import FailureKind, Status
+
+RELU = "activation.relu"
+
+HEAD = "import torch\nimport torch.nn as nn\n"
+
+
+def cand(body: str, task_id: str = RELU, label: str = "c") -> Candidate:
+    return Candidate(task_id=task_id, source=HEAD + textwrap.dedent(body), label=label)
+
+
+CASES = {
+    "honest": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)
+        """, Status.CORRECT, None),
+    "wrong_value": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0) * 1.01
+        """, Status.INCORRECT, FailureKind.VALUE_MISMATCH),
+    "wrong_shape": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)[:, :-1]
+        """, Status.INCORRECT, FailureKind.SHAPE_MISMATCH),
+    "wrong_dtype": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0).double()
+        """, Status.INCORRECT, FailureKind.DTYPE_MISMATCH),
+    "modifies_input": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return x.clamp_min_(0.0).clone()
+        """, Status.INCORRECT, FailureKind.INPUT_MODIFIED),
+    "raises": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                raise RuntimeError("kernel launch failed")
+        """, Status.RUNTIME_ERROR, FailureKind.EXCEPTION),
+    "no_modelnew": ("""
+        class Model(nn.Module):
+            pass
+        """, Status.RUNTIME_ERROR, FailureKind.MISSING_MODELNEW),
+    "syntax_error": ("""
+        class ModelNew(nn.Module)
+            pass
+        """, Status.COMPILE_ERROR, None),
+    "os_exit": ("""
+        import os
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                os._exit(3)
+        """, Status.CRASH, FailureKind.SIGNAL),
+    "sys_exit": ("""
+        import sys
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                sys.exit(0)
+        """, Status.RUNTIME_ERROR, FailureKind.EXCEPTION),
+    "segfault": ("""
+        import ctypes
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                ctypes.string_at(0)
+        """, Status.CRASH, FailureKind.SIGNAL),
+    "hangs": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                while True:
+                    pass
+        """, Status.TIMEOUT, None),
+    "subclass_output": ("""
+        class Fake(torch.Tensor):
+            pass
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0).as_subclass(Fake)
+        """, Status.INCORRECT, FailureKind.BAD_OUTPUT_TYPE),
+    "caches_by_shape": ("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cache = {}
+            def forward(self, x):
+                key = (tuple(x.shape), x.data_ptr())
+                if key not in self.cache:
+                    self.cache[key] = torch.clamp_min(x, 0.0)
+                return self.cache[key]
+        """, Status.INCORRECT, FailureKind.TIMED_OUTPUT_MISMATCH),
+    "floods_stdout": ("""
+        import sys
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                chunk = "x" * (1 << 20)
+                for _ in range(64):
+                    sys.stdout.write(chunk)
+                return torch.clamp_min(x, 0.0)
+        """, Status.CRASH, FailureKind.RESOURCE_LIMIT),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(suite, build_root):
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=99,
+                       run_timeout_s=20.0, output_limit_mb=16.0, compile_workers=2,
+                       timing=TimingConfig(min_runs=3, max_runs=10, budget_s=0.3, warmup=1))
+    cands = [cand(body, label=name) for name, (body, _, _) in CASES.items()]
+    results = evaluate_candidates([suite[RELU]], cands, cfg)
+    return {c.label: r for c, r in zip(cands, results)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_status(outcomes, name):
+    _, status, failure = CASES[name]
+    result = outcomes[name]
+    assert result.status == status, result.message
+    if failure is not None:
+        assert result.failure == failure, result.message
+    if status != Status.CORRECT:
+        assert result.message
+
+
+def test_honest_has_timing(outcomes):
+    r = outcomes["honest"]
+    assert r.speedup is not None and r.speedup > 0
+    assert r.candidate_timing.runs >= 3 and r.eager_timing.runs >= 3
+    assert r.correctness.trials == r.correctness.passed == 6
+    assert r.timing_shape == {"batch": 256, "dim": 8192}
+
+
+def test_mismatch_message_names_shape_and_error(outcomes):
+    msg = outcomes["wrong_value"].message
+    assert "max abs error" in msg and "shape" in msg
+
+
+def test_opt_in_required(suite, build_root):
+    from multikernelbench.engine.config import EngineConfig
+
+    with pytest.raises(CodeExecutionNotAllowed):
+        evaluate_candidates([suite[RELU]], [cand(CASES["honest"][0])],
+                            EngineConfig(build_root=build_root, allow_code_execution=False))
