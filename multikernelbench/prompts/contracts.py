@@ -1,0 +1,138 @@
+"""What each platform's candidate must look like, stated once per backend and shared by every strategy.
+
+The text is keyed by backend name in a registry rather than chosen by if-chains, so a new platform adds one
+``register_contract(...)`` call. Each contract says exactly what the harness does (class name, how it is
+constructed, how tensors come in and go out) and what counts as cheating, because a model that is not told
+the rules cannot be blamed for breaking them — and a rule it was told can be enforced without argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Contract:
+    backend: str
+    platform: str  # the hardware, in words
+    language: str  # the kernel language, in words
+    device: str  # where input tensors live
+    build: str  # how kernels are built and called
+    rules: tuple[str, ...] = field(default_factory=tuple)  # platform-specific musts
+    not_allowed: tuple[str, ...] = field(default_factory=tuple)  # platform-specific cheating
+    times_on_cpu_shape: bool = False  # the shape shown as "timed at" is the CPU one
+
+
+_CONTRACTS: dict[str, Contract] = {}
+
+
+def register_contract(contract: Contract) -> Contract:
+    _CONTRACTS[contract.backend] = contract
+    return contract
+
+
+def get_contract(backend: str) -> Contract:
+    try:
+        return _CONTRACTS[backend]
+    except KeyError:
+        raise KeyError(f"no prompt contract for backend {backend!r}; known: {', '.join(sorted(_CONTRACTS))}") from None
+
+
+def contract_backends() -> list[str]:
+    return sorted(_CONTRACTS)
+
+
+# Rules every platform shares: the harness is the same, only the kernel language changes.
+COMMON_RULES = (
+    "Reply with one complete Python file in a single ```python code block. It must define "
+    "`class ModelNew(nn.Module)` whose `__init__` and `forward` take exactly the same arguments as the "
+    "reference `Model`.",
+    "The harness builds `ModelNew(*get_init_inputs(shape))` right after `torch.manual_seed(s)`, exactly as it "
+    "builds `Model`. If `Model` has parameters or layers (nn.Linear, nn.Conv1d, nn.Parameter, ...), create the "
+    "same ones in the same order so they get identical values, and read their weights in your kernels.",
+    "`forward` receives the same arguments as `Model.forward` (the tensors are contiguous, in the task's dtype; "
+    "integer index tensors stay int64) and must return the same structure: a tensor, or a tuple of tensors, "
+    "with the reference's shapes and dtype, on the same device.",
+    "Correctness is checked on several shapes and fresh random inputs that you are not shown — including sizes "
+    "that are not multiples of any tile or vector width — by comparing elementwise with "
+    "|out - ref| <= atol + rtol * |ref|. Handle every shape the reference accepts; do not specialise on the "
+    "shape shown.",
+    "Kernels are built once at import time; the first call may not compile anything that takes minutes.",
+)
+
+COMMON_NOT_ALLOWED = (
+    "calling PyTorch (or other library) operators that perform the task's main computation instead of your "
+    "kernels — e.g. torch.matmul/@, F.conv*, torch.softmax, torch.sum, the reference layers' forward, "
+    "cuBLAS/cuDNN/oneDNN/XLA ops; allocating outputs, .contiguous(), views, reshapes and zero-padding are fine",
+    "modifying the input tensors in place",
+    "caching results between calls, returning precomputed values, or inspecting the caller, the reference "
+    "Model or the input generator",
+    "detecting particular shapes or values and taking a shortcut for them",
+    "lowering precision below the task's dtype (e.g. TF32 or fp16 arithmetic for a float32 task) or changing "
+    "global settings (torch.backends flags, thread counts, environment variables)",
+    "doing work outside forward's call (background threads, unsynchronised streams) so it escapes timing",
+)
+
+register_contract(Contract(
+    backend="cpu",
+    platform="a multi-core x86-64 CPU",
+    language="C++ (OpenMP and compiler vectorisation allowed)",
+    device="CPU tensors",
+    build="Write the C++ in a string and build it at import time with "
+          "`torch.utils.cpp_extension.load_inline(name=..., cpp_sources=..., functions=[...], "
+          "extra_cflags=['-O3', '-fopenmp'], extra_ldflags=['-fopenmp'])`; `forward` calls the built functions. "
+          "Include <torch/extension.h>, take `torch::Tensor` arguments, call `.contiguous()` and read raw "
+          "pointers with `data_ptr<float>()`.",
+    rules=("Use a unique extension `name`.", "Parallelise with `#pragma omp parallel for` over independent work; "
+           "the harness sets the thread count."),
+    not_allowed=("calling ATen compute functions inside the C++ (at::matmul, torch::conv1d, x.sum(), ...)",),
+    times_on_cpu_shape=True,
+))
+
+register_contract(Contract(
+    backend="cuda",
+    platform="an NVIDIA datacenter GPU (Hopper class)",
+    language="CUDA C++",
+    device="CUDA tensors on the current device",
+    build="Write the kernels and their host launchers in `cuda_sources` and the launchers' declarations in "
+          "`cpp_sources`, and build at import time with `torch.utils.cpp_extension.load_inline(name=..., "
+          "cpp_sources=..., cuda_sources=..., functions=[...], extra_cuda_cflags=['-O3'])`; `forward` calls "
+          "the built functions.",
+    rules=("Launch on the current stream (`at::cuda::getCurrentCUDAStream()`) and allocate outputs with "
+           "`torch::empty(..., x.options())`.",
+           "Use a unique extension `name`; check the launch with `C10_CUDA_KERNEL_LAUNCH_CHECK()`."),
+    not_allowed=("calling cuBLAS, cuDNN, CUTLASS library GEMMs or ATen compute functions for the main "
+                 "computation",),
+))
+
+register_contract(Contract(
+    backend="triton",
+    platform="an NVIDIA datacenter GPU (Hopper class)",
+    language="Triton (`@triton.jit` kernels)",
+    device="CUDA tensors on the current device",
+    build="Write `@triton.jit` kernels in the file and launch them from `forward` with a grid "
+          "(`kernel[grid](...)`); allocate outputs with `torch.empty(..., device=x.device, dtype=x.dtype)`.",
+    rules=("Mask loads and stores at the edges (`mask=offs < n`).",
+           "For float32 `tl.dot`, pass `input_precision=\"ieee\"` (the TF32 default is outside tolerance)."),
+    not_allowed=("torch compute operators in `forward` for the main computation (only allocation, "
+                 "views and launches)",),
+))
+
+register_contract(Contract(
+    backend="pallas",
+    platform="an NVIDIA datacenter GPU (Hopper class), through JAX",
+    language="JAX Pallas (`jax.experimental.pallas.pallas_call` kernels)",
+    device="torch CUDA tensors; JAX sees the same GPU",
+    build="Write Pallas kernels and call them through `pl.pallas_call(kernel, out_shape=..., grid=..., "
+          "in_specs=[pl.BlockSpec(block_shape, index_map), ...], out_specs=..., interpret=...)` inside a "
+          "`jax.jit` function. Convert tensors without copies: `jax.dlpack.from_dlpack(t.detach().contiguous())` "
+          "in, `torch.from_dlpack(result)` out.",
+    rules=("Pass `interpret=jax.default_backend() == \"cpu\"` so the same file runs in the interpreter "
+           "without a GPU.",
+           "The GPU lowering requires every array a kernel loads or stores to have a power-of-2 number of "
+           "elements: zero-pad inputs with jnp.pad to whole blocks and slice the result.",
+           "For float32 dots use `pl.dot(..., precision=jax.lax.Precision.HIGHEST)`.",
+           "JAX is 32-bit by default: convert int64 index tensors to int32 before handing them over."),
+    not_allowed=("jax.numpy/lax operators outside the kernels for the main computation (padding, reshapes, "
+                 "transposes of weights and slicing are fine)",),
+))
