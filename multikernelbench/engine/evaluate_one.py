@@ -47,7 +47,8 @@ def _reply_error(reply: dict[str, Any], what: str) -> Verdict:
     kind = reply.get("kind", "exception")
     failure = _KIND_TO_FAILURE.get(kind, FailureKind.EXCEPTION)
     error = reply.get("error", "")
-    if "MemoryError" in error or "bad_alloc" in error or "out of memory" in error.lower():
+    resource_markers = ("MemoryError", "bad_alloc", "out of memory", "File too large", "[Errno 27]")
+    if any(m in error for m in resource_markers) or "out of memory" in error.lower():
         failure = FailureKind.RESOURCE_LIMIT
     status = Status.INCORRECT if kind == "bad_output_type" else Status.RUNTIME_ERROR
     return Verdict(status, f"{what}: {error}", failure)

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from multikernelbench.engine.precision import strict_fp32
 from multikernelbench.tasks.gates import flatten_outputs
 from multikernelbench.tasks.module import make_inputs, make_model, materialize
 from multikernelbench.tasks.record import Task
@@ -32,6 +33,7 @@ class Reference:
     """The reference model of one task, materialised once per evaluation and cached per shape."""
 
     def __init__(self, task: Task, device: torch.device) -> None:
+        strict_fp32()
         self.task = task
         self.device = device
         self.mod = materialize(task)

@@ -41,10 +41,12 @@ class WorkerState:
         import torch
 
         from multikernelbench.backends import get_backend
+        from multikernelbench.engine.precision import strict_fp32
         from multikernelbench.tasks.module import materialize
         from multikernelbench.tasks.record import Task
 
         if self.backend is None:
+            strict_fp32()
             self.backend = get_backend(header["backend"], **header.get("backend_options", {}))
         if header.get("threads"):
             torch.set_num_threads(int(header["threads"]))
