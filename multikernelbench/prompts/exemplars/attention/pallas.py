@@ -37,12 +37,12 @@ BM, BN = 32, 32
 
 
 def _attention_kernel(q_ref, k_ref, v_ref, o_ref, *, seq, scale):
-    q = q_ref[0]  # (BM, D)
+    q = q_ref[...]  # (BM, D): the batch dim is squeezed by a None block size
 
     def body(j, carry):
         m_i, l_i, acc = carry
-        k = k_ref[0, pl.ds(j * BN, BN), :]
-        v = v_ref[0, pl.ds(j * BN, BN), :]
+        k = k_ref[pl.ds(j * BN, BN), :]
+        v = v_ref[pl.ds(j * BN, BN), :]
         s = pl.dot(q, k, trans_b=True, precision=jax.lax.Precision.HIGHEST) * scale
         key_pos = j * BN + jax.lax.broadcasted_iota(jnp.int32, (BM, BN), 1)
         s = jnp.where(key_pos < seq, s, -jnp.inf)  # padded keys get zero weight
@@ -55,7 +55,7 @@ def _attention_kernel(q_ref, k_ref, v_ref, o_ref, *, seq, scale):
     init = (jnp.full((BM,), -jnp.inf, jnp.float32), jnp.zeros((BM,), jnp.float32),
             jnp.zeros(q.shape, jnp.float32))
     _, l_i, acc = jax.lax.fori_loop(0, pl.cdiv(seq, BN), body, init)
-    o_ref[0] = acc / l_i[:, None]
+    o_ref[...] = acc / l_i[:, None]
 
 
 @jax.jit
@@ -63,11 +63,11 @@ def _attention(q, k, v):
     batch, seq, dim = q.shape
     sp, dp = _round_up(seq, max(BM, BN)), max(16, _pow2(dim))
     qkv = [_pad(t, (batch, sp, dp)) for t in (q, k, v)]
-    kv_spec = pl.BlockSpec((1, sp, dp), lambda b, i: (b, 0, 0))
+    kv_spec = pl.BlockSpec((None, sp, dp), lambda b, i: (b, 0, 0))
     out = pl.pallas_call(functools.partial(_attention_kernel, seq=seq, scale=1.0 / dim ** 0.5),
                          out_shape=jax.ShapeDtypeStruct((batch, sp, dp), q.dtype), grid=(batch, sp // BM),
-                         in_specs=[pl.BlockSpec((1, BM, dp), lambda b, i: (b, i, 0)), kv_spec, kv_spec],
-                         out_specs=pl.BlockSpec((1, BM, dp), lambda b, i: (b, i, 0)),
+                         in_specs=[pl.BlockSpec((None, BM, dp), lambda b, i: (b, i, 0)), kv_spec, kv_spec],
+                         out_specs=pl.BlockSpec((None, BM, dp), lambda b, i: (b, i, 0)),
                          interpret=_INTERPRET)(*qkv)
     return out[:, :seq, :dim]
 

@@ -38,11 +38,11 @@ TB = 128
 
 def _conv1d_kernel(x_ref, w_ref, b_ref, o_ref, *, ksize):
     t0 = pl.program_id(1) * TB
-    acc = jnp.zeros(o_ref.shape[1:], jnp.float32) + b_ref[...][:, None]
+    acc = jnp.zeros(o_ref.shape, jnp.float32) + b_ref[...][:, None]
     for k in range(ksize):  # static unroll over taps
-        xk = x_ref[0, :, pl.ds(t0 + k, TB)]  # (cin, TB) window shifted by k
+        xk = x_ref[:, pl.ds(t0 + k, TB)]  # (cin, TB) window shifted by k
         acc += pl.dot(w_ref[k], xk, precision=jax.lax.Precision.HIGHEST)
-    o_ref[0] = acc
+    o_ref[...] = acc
 
 
 @jax.jit
@@ -56,10 +56,10 @@ def _conv1d(x, weight, bias):
     w_taps = _pad(jnp.transpose(weight, (2, 0, 1)), (ksize, cop, cip))  # (K, cout, cin): one matrix per tap
     out = pl.pallas_call(functools.partial(_conv1d_kernel, ksize=ksize),
                          out_shape=jax.ShapeDtypeStruct((batch, cop, lob), x.dtype), grid=(batch, lob // TB),
-                         in_specs=[pl.BlockSpec((1, cip, lp), lambda b, t: (b, 0, 0)),
+                         in_specs=[pl.BlockSpec((None, cip, lp), lambda b, t: (b, 0, 0)),
                                    pl.BlockSpec((ksize, cop, cip), lambda b, t: (0, 0, 0)),
                                    pl.BlockSpec((cop,), lambda b, t: (0,))],
-                         out_specs=pl.BlockSpec((1, cop, TB), lambda b, t: (b, 0, t)),
+                         out_specs=pl.BlockSpec((None, cop, TB), lambda b, t: (b, 0, t)),
                          interpret=_INTERPRET)(_pad(x, (batch, cip, lp)), w_taps, _pad(bias, (cop,)))
     return out[:, :cout, :out_len]
 
