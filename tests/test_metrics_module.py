@@ -1,0 +1,121 @@
+"""The ``evaluate`` module: its card's and its docstring's doctests, offline loading, agreement with the
+library scorer after the Arrow round trip, and the executing mode's opt-in."""
+
+from __future__ import annotations
+
+import doctest
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+evaluate = pytest.importorskip("evaluate")
+
+from multikernelbench.scoring import compute_scores  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+METRIC_DIR = REPO / "metrics" / "mkb_speedup"
+
+
+@pytest.fixture
+def at_repo_root(monkeypatch):
+    """The doctests load the metric by the path relative to the repository root, as the card shows."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("MKB_ALLOW_CODE_EXECUTION", raising=False)
+
+
+@pytest.fixture(scope="module")
+def metric():
+    return evaluate.load(str(METRIC_DIR))
+
+
+def test_card_doctests_pass(at_repo_root):
+    result = doctest.testfile(str(METRIC_DIR / "README.md"), module_relative=False, verbose=False,
+                              optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 15
+    assert result.failed == 0
+
+
+def test_module_docstring_doctests_pass(at_repo_root, metric):
+    module = sys.modules[type(metric).__module__]
+    result = doctest.testmod(module, verbose=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 5
+    assert result.failed == 0
+
+
+def test_card_has_required_sections():
+    text = (METRIC_DIR / "README.md").read_text()
+    for heading in ("## Description", "### Inputs", "### Output values", "### Examples",
+                    "## Limitations and bias", "## Citation"):
+        assert heading in text
+
+
+def test_module_matches_library_after_arrow_round_trip(metric):
+    rng = random.Random(5)
+    preds, cats = [], []
+    for i in range(12):
+        task = []
+        for _ in range(rng.randint(3, 5)):
+            compiled = rng.random() < 0.8
+            correct = compiled and rng.random() < 0.5
+            task.append({"compiled": compiled, "correct": correct,
+                         "speedup": rng.lognormvariate(0, 1) if correct else None})
+        preds.append(task)
+        cats.append(rng.choice(["activation", "reduce", "loss"]))
+    refs = [f"task.{i}" for i in range(12)]
+    got = metric.compute(predictions=preds, references=refs, k=[1, 3], alphas=[0.8, 1.0, 1.5], categories=cats)
+    want = compute_scores(preds, refs, k=[1, 3], alphas=[0.8, 1.0, 1.5], categories=cats)
+    assert got == want
+    assert set(got) >= {"compilation@1", "pass@3", "speedup_1.5@3", "fast_0.8", "geomean_speedup", "num_tasks"}
+
+
+def test_module_defaults_are_k1_alpha1(metric):
+    rec = {"compiled": True, "correct": True, "speedup": 1.0}
+    got = metric.compute(predictions=[[rec]], references=["a"])
+    assert {k for k in got if "@" in k or k.startswith("fast")} == {"compilation@1", "pass@1", "speedup_1.0@1",
+                                                                      "fast_1.0"}
+    assert got["speedup_1.0@1"] == 1.0  # >= alpha, not >
+
+
+def test_module_raises_on_too_few_samples(metric):
+    rec = {"compiled": True, "correct": False, "speedup": None}
+    with pytest.raises(ValueError, match="fewer than k=2"):
+        metric.compute(predictions=[[rec, rec], [rec]], references=["a", "b"], k=[2])
+
+
+def test_executing_mode_refuses_without_opt_in(metric, monkeypatch):
+    from multikernelbench.engine.runner import CodeExecutionNotAllowed
+
+    monkeypatch.delenv("MKB_ALLOW_CODE_EXECUTION", raising=False)
+    with pytest.raises(CodeExecutionNotAllowed, match="MKB_ALLOW_CODE_EXECUTION=1"):
+        metric.compute(predictions=[["raise SystemExit('must never run')"]], references=["activation.relu"])
+
+
+_PURE_TORCH_RELU = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clamp_min(0)
+'''
+
+
+def test_executing_mode_runs_the_engine_with_opt_in(metric):
+    """Two samples of one task: a correct pure-PyTorch module and a syntax error (no C++ build, CPU only)."""
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = EngineConfig(backend="cpu", build_root=Path(tmp), compile_workers=1, threads=1,
+                              timing=TimingConfig(warmup=1, min_runs=3, max_runs=5, budget_s=1.0))
+        got = metric.compute(predictions=[[_PURE_TORCH_RELU, "def broken(:\n"]], references=["activation.relu"],
+                             k=[1, 2], allow_code_execution=True, config=config)
+    assert got["compilation@1"] == 0.5 and got["pass@1"] == 0.5
+    assert got["compilation@2"] == 1.0 and got["pass@2"] == 1.0
+    assert got["num_correct_samples"] == 1
