@@ -30,10 +30,16 @@ def collect_candidates(args, known: set[str]) -> list:
     for folder in args.solutions:
         candidates += discover_solutions(folder, known, model=args.model)
     if args.generations:
-        from multikernelbench.engine.generations import candidates_from_generations
+        from multikernelbench.sampling.evaluate import to_candidate
+        from multikernelbench.sampling.store import iter_generations
 
         for path in args.generations:
-            candidates += candidates_from_generations(path, known)
+            for rec in iter_generations(path):
+                # Failed requests are the sampler's problem (retried by `mkb generate`), not samples; a response
+                # with no extractable code is a sample that failed to build, and counts as such.
+                if rec.error or rec.task_id not in known or rec.backend != args.backend:
+                    continue
+                candidates.append(to_candidate(rec))
     return candidates
 
 

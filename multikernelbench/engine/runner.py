@@ -69,6 +69,12 @@ class Runner:
             if not avail.ok:
                 results[i] = self._blank(task, cand, Status.UNAVAILABLE, f"backend {self.backend.name}: {avail.reason}")
                 continue
+            if not cand.source.strip():
+                results[i] = self._blank(task, cand, Status.COMPILE_ERROR, "no code could be extracted from the response")
+                results[i].finished_at = time.time()
+                if self.store is not None:
+                    self.store.put(results[i], self._label(cand, task))
+                continue
             stored = self.store.get(task.id, task.content_hash, self.backend.name, self.hardware,
                                     cand.code_hash) if self.store else None
             if stored is not None:
