@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import traceback
 import types
+from pathlib import Path
 
 import torch
 
@@ -30,10 +32,15 @@ def check(ex, device: str = "cpu") -> list[str]:
     """Problems found (empty = every test shape and seed matched the reference within tolerance)."""
     task = ex.task()
     ref_mod = materialize(task)
-    sol = types.ModuleType(f"exemplar_{ex.backend}_{ex.category}")
-    sol.__file__ = f"<exemplar {ex.backend}/{ex.category}>"
+    # A real file, as the engine does: @triton.jit reads its kernel's source back through inspect.
+    folder = Path(tempfile.mkdtemp(prefix="mkb-exemplar-"))
+    path = folder / f"exemplar_{ex.backend}_{ex.category}.py"
+    path.write_text(ex.solution)
+    sol = types.ModuleType(path.stem)
+    sol.__file__ = str(path)
+    sys.modules[path.stem] = sol
     try:
-        exec(compile(ex.solution, sol.__file__, "exec"), sol.__dict__)  # noqa: S102 - our own exemplar
+        exec(compile(ex.solution, str(path), "exec"), sol.__dict__)  # noqa: S102 - our own exemplar
     except Exception:
         return [f"import failed:\n{traceback.format_exc(limit=3)}"]
     problems = []

@@ -33,6 +33,16 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+# float32 dots in full precision (the GPU default would round inputs to TF32, outside tolerance).
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
+def _dot_t(a, b):
+    """a @ b.T, contracting both operands on their last axis (no transpose materialised)."""
+    return jax.lax.dot_general(a, b, (((1,), (1,)), ((), ())), precision=_HIGHEST,
+                               preferred_element_type=jnp.float32)
+
+
 BM, BN, BK = 32, 32, 32
 
 
@@ -40,7 +50,7 @@ def _linear_kernel(x_ref, w_ref, b_ref, o_ref, *, k_steps, relu):
     def body(k, acc):
         x = x_ref[:, pl.ds(k * BK, BK)]
         w = w_ref[:, pl.ds(k * BK, BK)]  # (BN, BK) rows of W: contract both on their last axis
-        return acc + pl.dot(x, w, trans_b=True, precision=jax.lax.Precision.HIGHEST)
+        return acc + _dot_t(x, w)
 
     acc = jax.lax.fori_loop(0, k_steps, body, jnp.zeros((BM, BN), jnp.float32))
     acc = acc + b_ref[...][None, :]

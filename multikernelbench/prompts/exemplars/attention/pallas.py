@@ -33,6 +33,16 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+# float32 dots in full precision (the GPU default would round inputs to TF32, outside tolerance).
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
+def _dot_t(a, b):
+    """a @ b.T, contracting both operands on their last axis (no transpose materialised)."""
+    return jax.lax.dot_general(a, b, (((1,), (1,)), ((), ())), precision=_HIGHEST,
+                               preferred_element_type=jnp.float32)
+
+
 BM, BN = 32, 32
 
 
@@ -43,13 +53,13 @@ def _attention_kernel(q_ref, k_ref, v_ref, o_ref, *, seq, scale):
         m_i, l_i, acc = carry
         k = k_ref[pl.ds(j * BN, BN), :]
         v = v_ref[pl.ds(j * BN, BN), :]
-        s = pl.dot(q, k, trans_b=True, precision=jax.lax.Precision.HIGHEST) * scale
+        s = _dot_t(q, k) * scale
         key_pos = j * BN + jax.lax.broadcasted_iota(jnp.int32, (BM, BN), 1)
         s = jnp.where(key_pos < seq, s, -jnp.inf)  # padded keys get zero weight
         m_new = jnp.maximum(m_i, jnp.max(s, axis=1))
         p = jnp.exp(s - m_new[:, None])
         alpha = jnp.exp(m_i - m_new)
-        acc = acc * alpha[:, None] + pl.dot(p, v, precision=jax.lax.Precision.HIGHEST)
+        acc = acc * alpha[:, None] + jnp.dot(p, v, precision=_HIGHEST, preferred_element_type=jnp.float32)
         return m_new, l_i * alpha + jnp.sum(p, axis=1), acc
 
     init = (jnp.full((BM,), -jnp.inf, jnp.float32), jnp.zeros((BM,), jnp.float32),

@@ -33,6 +33,10 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+# float32 dots in full precision (the GPU default would round inputs to TF32, outside tolerance).
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
 TB = 128
 
 
@@ -41,7 +45,7 @@ def _conv1d_kernel(x_ref, w_ref, b_ref, o_ref, *, ksize):
     acc = jnp.zeros(o_ref.shape, jnp.float32) + b_ref[...][:, None]
     for k in range(ksize):  # static unroll over taps
         xk = x_ref[:, pl.ds(t0 + k, TB)]  # (cin, TB) window shifted by k
-        acc += pl.dot(w_ref[k], xk, precision=jax.lax.Precision.HIGHEST)
+        acc += jnp.dot(w_ref[k], xk, precision=_HIGHEST, preferred_element_type=jnp.float32)
     o_ref[...] = acc
 
 

@@ -33,6 +33,10 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+# float32 dots in full precision (the GPU default would round inputs to TF32, outside tolerance).
+_HIGHEST = jax.lax.Precision.HIGHEST
+
+
 BM, BN, BK = 32, 32, 32
 
 
@@ -40,7 +44,7 @@ def _matmul_kernel(a_ref, b_ref, o_ref, *, k_steps):
     def body(k, acc):
         a = a_ref[:, pl.ds(k * BK, BK)]
         b = b_ref[pl.ds(k * BK, BK), :]
-        return acc + pl.dot(a, b, precision=jax.lax.Precision.HIGHEST)
+        return acc + jnp.dot(a, b, precision=_HIGHEST, preferred_element_type=jnp.float32)
 
     o_ref[...] = jax.lax.fori_loop(0, k_steps, body, jnp.zeros((BM, BN), jnp.float32))
 
