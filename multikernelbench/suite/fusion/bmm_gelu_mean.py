@@ -59,7 +59,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
-    y = bt * m * n  # product elements
     r = bt * m  # elements after the reduction
     return itemsize * (
           bt * m * k  # a (input)

@@ -1,4 +1,4 @@
-"""Batched matrix product, then layer normalization -> GELU."""
+"""Batched matrix product, then layer norm -> GELU."""
 
 import math
 

@@ -51,8 +51,8 @@ def get_inputs(shape, gen):
 def flops(shape):
     bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
     y = bt * m * n  # product elements
-    np = n // POOL
-    p = bt * m * np  # pooled elements
+    n_pooled = n // POOL
+    p = bt * m * n_pooled  # pooled elements
     return (
           2 * y * k  # batched matrix multiply (multiply-add = 2)
         + y  # ReLU
@@ -64,9 +64,8 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
-    y = bt * m * n  # product elements
-    np = n // POOL
-    p = bt * m * np  # pooled elements
+    n_pooled = n // POOL
+    p = bt * m * n_pooled  # pooled elements
     return itemsize * (
           bt * m * k  # a (input)
         + bt * k * n  # b (input)

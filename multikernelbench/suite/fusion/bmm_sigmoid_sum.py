@@ -47,7 +47,6 @@ def get_inputs(shape, gen):
 def flops(shape):
     bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
     y = bt * m * n  # product elements
-    r = bt * m  # elements after the reduction
     return (
           2 * y * k  # batched matrix multiply (multiply-add = 2)
         + y  # sigmoid
@@ -58,7 +57,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     bt, m, k, n = shape["batch"], shape["m"], shape["k"], shape["n"]
-    y = bt * m * n  # product elements
     r = bt * m  # elements after the reduction
     return itemsize * (
           bt * m * k  # a (input)

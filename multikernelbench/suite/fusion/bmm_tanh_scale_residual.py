@@ -1,4 +1,4 @@
-"""Batched matrix product, then tanh -> multiplication by 0.5 -> a residual add of a second input."""
+"""Batched matrix product, then tanh -> multiplication by 0.5 -> residual add."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""1-D convolution (3, dilation 2), then ELU -> instance normalization."""
+"""1-D convolution (kernel 3, dilation 2), then ELU -> instance norm."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""1-D convolution (3), then group normalization -> GELU -> avg pooling (window 4)."""
+"""1-D convolution (kernel 3), then group norm -> GELU -> avg pooling (window 4)."""
 
 import torch
 import torch.nn as nn
@@ -54,7 +54,7 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); pooling is one op per window element (+ one divide per output for
 # averages); per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, l, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"], shape["groups"]
+    n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = l - KERNEL_SIZE + 1
     y = n * co * lo  # convolution output elements
     lp = lo // POOL
@@ -70,9 +70,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, l, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"], shape["groups"]
+    n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = l - KERNEL_SIZE + 1
-    y = n * co * lo  # convolution output elements
     lp = lo // POOL
     p = n * co * lp  # pooled elements
     return itemsize * (

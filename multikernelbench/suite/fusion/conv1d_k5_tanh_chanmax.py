@@ -1,4 +1,4 @@
-"""1-D convolution (5), then tanh -> a max over the channels."""
+"""1-D convolution (kernel 5), then tanh -> a max over the channels."""
 
 import torch
 import torch.nn as nn
@@ -45,7 +45,6 @@ def flops(shape):
     n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = l - KERNEL_SIZE + 1
     y = n * co * lo  # convolution output elements
-    r = n * lo  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -58,7 +57,6 @@ def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = l - KERNEL_SIZE + 1
-    y = n * co * lo  # convolution output elements
     r = n * lo  # elements after the reduction
     return itemsize * (
           n * ci * l  # x (input)

@@ -1,4 +1,4 @@
-"""1-D convolution (3), then SiLU -> a residual add of a second input."""
+"""1-D convolution (kernel 3), then SiLU -> residual add."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""1-D convolution (3), then multiplication by 2.0 -> softmax over the channels -> max pooling (window 4)."""
+"""1-D convolution (kernel 3), then multiplication by 2.0 -> softmax over the channels -> max pooling (window 4)."""
 
 import torch
 import torch.nn as nn
@@ -66,7 +66,6 @@ def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = l - KERNEL_SIZE + 1
-    y = n * co * lo  # convolution output elements
     lp = lo // POOL
     p = n * co * lp  # pooled elements
     return itemsize * (

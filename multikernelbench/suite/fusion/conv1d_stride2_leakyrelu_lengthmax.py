@@ -1,4 +1,4 @@
-"""1-D convolution (3, stride 2), then leaky ReLU (slope 0.1) -> a max over the spatial dims."""
+"""1-D convolution (kernel 3, stride 2), then leaky ReLU (slope 0.1) -> a max over the spatial dims."""
 
 import torch
 import torch.nn as nn
@@ -48,7 +48,6 @@ def flops(shape):
     n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
     lo = (l - KERNEL_SIZE) // STRIDE + 1
     y = n * co * lo  # convolution output elements
-    r = n * co  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -60,8 +59,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     n, ci, co, l = shape["batch"], shape["in_channels"], shape["out_channels"], shape["length"]
-    lo = (l - KERNEL_SIZE) // STRIDE + 1
-    y = n * co * lo  # convolution output elements
     r = n * co  # elements after the reduction
     return itemsize * (
           n * ci * l  # x (input)

@@ -46,11 +46,11 @@ def get_inputs(shape, gen):
 # is 1 flop per element; softmax = 5 per element (max, subtract, exp, sum, divide); per-row / per-channel
 # scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
-    r = n * co  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -62,10 +62,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
-    ho = h - KERNEL_SIZE + 1
-    wo = w - KERNEL_SIZE + 1
-    y = n * co * ho * wo  # convolution output elements
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     r = n * co  # elements after the reduction
     return itemsize * (
           n * ci * h * w  # x (input)

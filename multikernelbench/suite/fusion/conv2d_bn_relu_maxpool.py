@@ -1,4 +1,4 @@
-"""2-D convolution (3x3), then eval-mode batch normalization with random running statistics -> ReLU -> max pooling (window 2)."""
+"""2-D convolution (3x3), then eval-mode batch norm (random running stats) -> ReLU -> max pooling (window 2)."""
 
 import torch
 import torch.nn as nn
@@ -57,7 +57,8 @@ def get_inputs(shape, gen):
 # pooling is one op per window element (+ one divide per output for averages); per-row / per-channel scalar
 # work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
@@ -74,10 +75,10 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
-    y = n * co * ho * wo  # convolution output elements
     hp, wp = ho // POOL, wo // POOL
     p = n * co * hp * wp  # pooled elements
     return itemsize * (

@@ -48,7 +48,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
 # / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - DILATION * (KERNEL_SIZE - 1)
     wo = w - DILATION * (KERNEL_SIZE - 1)
     y = n * co * ho * wo  # convolution output elements
@@ -65,10 +66,10 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - DILATION * (KERNEL_SIZE - 1)
     wo = w - DILATION * (KERNEL_SIZE - 1)
-    y = n * co * ho * wo  # convolution output elements
     hp, wp = ho // POOL, wo // POOL
     p = n * co * hp * wp  # pooled elements
     return itemsize * (

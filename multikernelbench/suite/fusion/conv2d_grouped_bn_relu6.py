@@ -1,4 +1,4 @@
-"""2-D convolution (3x3, 4 groups), then eval-mode batch normalization with random running statistics -> ReLU6."""
+"""2-D convolution (3x3, 4 groups), then eval-mode batch norm (random running stats) -> ReLU6."""
 
 import torch
 import torch.nn as nn
@@ -55,7 +55,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; eval batch norm = 4 per element (subtract running mean, divide by std, scale, shift);
 # per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
@@ -69,7 +70,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements

@@ -1,4 +1,4 @@
-"""2-D convolution (3x3), then instance normalization -> leaky ReLU (slope 0.1) -> division by 2.0."""
+"""2-D convolution (3x3), then instance norm -> leaky ReLU (slope 0.1) -> division by 2.0."""
 
 import torch
 import torch.nn as nn
@@ -52,7 +52,8 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
@@ -67,7 +68,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements

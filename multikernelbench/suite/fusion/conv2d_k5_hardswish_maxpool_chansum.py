@@ -47,13 +47,13 @@ def get_inputs(shape, gen):
 # is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
 # / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
     hp, wp = ho // POOL, wo // POOL
     p = n * co * hp * wp  # pooled elements
-    r = n * hp * wp  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -65,12 +65,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
-    y = n * co * ho * wo  # convolution output elements
     hp, wp = ho // POOL, wo // POOL
-    p = n * co * hp * wp  # pooled elements
     r = n * hp * wp  # elements after the reduction
     return itemsize * (
           n * ci * h * w  # x (input)

@@ -51,7 +51,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; L2 normalize = 3 per element (square, sum, divide); per-row / per-channel scalar work
 # (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
@@ -66,7 +67,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements

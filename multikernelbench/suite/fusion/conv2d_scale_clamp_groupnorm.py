@@ -1,4 +1,4 @@
-"""2-D convolution (3x3), then multiplication by 2.0 -> clamping to [-1.0, 1.0] -> group normalization."""
+"""2-D convolution (3x3), then multiplication by 2.0 -> clamping to [-1.0, 1.0] -> group norm."""
 
 import torch
 import torch.nn as nn
@@ -56,7 +56,8 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    n, ci, co, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements
@@ -71,7 +72,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * ho * wo  # convolution output elements

@@ -47,11 +47,11 @@ def get_inputs(shape, gen):
 # Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
 # is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - KERNEL_SIZE) // STRIDE + 1
     wo = (w - KERNEL_SIZE) // STRIDE + 1
     y = n * co * ho * wo  # convolution output elements
-    r = n * ho * wo  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -63,10 +63,10 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - KERNEL_SIZE) // STRIDE + 1
     wo = (w - KERNEL_SIZE) // STRIDE + 1
-    y = n * co * ho * wo  # convolution output elements
     r = n * ho * wo  # elements after the reduction
     return itemsize * (
           n * ci * h * w  # x (input)

@@ -49,12 +49,12 @@ def get_inputs(shape, gen):
 # Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
 # is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d + 2 * PADDING - KERNEL_SIZE + 1
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
     y = n * co * do * ho * wo  # convolution output elements
-    r = n * do * ho * wo  # elements after the reduction
     return (
           2 * y * ci * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # convolution (multiply-add = 2)
         + y  # bias add
@@ -66,11 +66,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d + 2 * PADDING - KERNEL_SIZE + 1
     ho = h + 2 * PADDING - KERNEL_SIZE + 1
     wo = w + 2 * PADDING - KERNEL_SIZE + 1
-    y = n * co * do * ho * wo  # convolution output elements
     r = n * do * ho * wo  # elements after the reduction
     return itemsize * (
           n * ci * d * h * w  # x (input)

@@ -44,7 +44,8 @@ def get_inputs(shape, gen):
 # Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
 # is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - KERNEL_SIZE + 1
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
@@ -61,11 +62,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
-    do = d - KERNEL_SIZE + 1
-    ho = h - KERNEL_SIZE + 1
-    wo = w - KERNEL_SIZE + 1
-    y = n * co * do * ho * wo  # convolution output elements
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     r = n * co  # elements after the reduction
     return itemsize * (
           n * ci * d * h * w  # x (input)

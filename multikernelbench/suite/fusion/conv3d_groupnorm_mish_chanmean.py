@@ -1,4 +1,4 @@
-"""3-D convolution (3x3x3), then group normalization -> Mish -> a mean over the channels."""
+"""3-D convolution (3x3x3), then group norm -> Mish -> a mean over the channels."""
 
 import torch
 import torch.nn as nn
@@ -53,7 +53,8 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - KERNEL_SIZE + 1
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
@@ -70,11 +71,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - KERNEL_SIZE + 1
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
-    y = n * co * do * ho * wo  # convolution output elements
     r = n * do * ho * wo  # elements after the reduction
     return itemsize * (
           n * ci * d * h * w  # x (input)

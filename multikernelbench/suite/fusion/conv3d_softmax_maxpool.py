@@ -48,7 +48,8 @@ def get_inputs(shape, gen):
 # window element (+ one divide per output for averages); per-row / per-channel scalar work (e.g. a sqrt of a
 # variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - KERNEL_SIZE + 1
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
@@ -66,11 +67,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - KERNEL_SIZE + 1
     ho = h - KERNEL_SIZE + 1
     wo = w - KERNEL_SIZE + 1
-    y = n * co * do * ho * wo  # convolution output elements
     dp, hp, wp = do // POOL, ho // POOL, wo // POOL
     p = n * co * dp * hp * wp  # pooled elements
     return itemsize * (

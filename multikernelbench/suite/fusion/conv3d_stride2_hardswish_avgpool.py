@@ -47,7 +47,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
 # / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
     ho = (h + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
     wo = (w + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
@@ -64,11 +65,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
     ho = (h + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
     wo = (w + 2 * PADDING - KERNEL_SIZE) // STRIDE + 1
-    y = n * co * do * ho * wo  # convolution output elements
     dp, hp, wp = do // POOL, ho // POOL, wo // POOL
     p = n * co * dp * hp * wp  # pooled elements
     return itemsize * (

@@ -1,4 +1,4 @@
-"""2-D transposed convolution (4x4, stride 2), then eval-mode batch normalization with random running statistics -> ReLU."""
+"""2-D transposed convolution (4x4, stride 2), then eval-mode batch norm (random running stats) -> ReLU."""
 
 import torch
 import torch.nn as nn
@@ -26,7 +26,9 @@ TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
 class Model(nn.Module):
     def __init__(self, in_channels: int, out_channels: int):
         super().__init__()
-        self.conv = nn.ConvTranspose2d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING)
+        self.conv = nn.ConvTranspose2d(
+            in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING,
+        )
         self.bn = nn.BatchNorm2d(out_channels)
         # Random running statistics and affine parameters so eval-mode batch norm is not ~identity.
         with torch.no_grad():
@@ -54,13 +56,14 @@ def get_inputs(shape, gen):
 # is 1 flop per element; eval batch norm = 4 per element (subtract running mean, divide by std, scale, shift);
 # per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
     x_elems = n * ci * h * w
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + 4 * y  # batch norm (eval): subtract mean, divide by std, scale, shift
         + y  # ReLU
@@ -69,11 +72,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * h * w
     return itemsize * (
           n * ci * h * w  # x (input)
         + ci * co * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias

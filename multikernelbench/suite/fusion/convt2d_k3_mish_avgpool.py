@@ -46,7 +46,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
 # / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
@@ -54,7 +55,7 @@ def flops(shape):
     hp, wp = ho // POOL, wo // POOL
     p = n * co * hp * wp  # pooled elements
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # Mish
         + p * POOL * POOL + p  # average pool: one add per window element, one divide per output
@@ -63,11 +64,10 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
-    y = n * co * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * h * w
     hp, wp = ho // POOL, wo // POOL
     p = n * co * hp * wp  # pooled elements
     return itemsize * (

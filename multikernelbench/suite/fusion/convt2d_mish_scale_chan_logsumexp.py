@@ -28,7 +28,9 @@ TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
 class Model(nn.Module):
     def __init__(self, in_channels: int, out_channels: int):
         super().__init__()
-        self.conv = nn.ConvTranspose2d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING)
+        self.conv = nn.ConvTranspose2d(
+            in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING,
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.conv(x)
@@ -50,14 +52,15 @@ def get_inputs(shape, gen):
 # is 1 flop per element; logsumexp = 4 per input element (max, subtract, exp, sum) + 2 per output (log, add
 # max); per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
     x_elems = n * ci * h * w
     r = n * ho * wo  # elements after the reduction
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # Mish
         + y  # scale
@@ -67,11 +70,10 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE
-    y = n * co * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * h * w
     r = n * ho * wo  # elements after the reduction
     return itemsize * (
           n * ci * h * w  # x (input)

@@ -1,4 +1,4 @@
-"""2-D transposed convolution (3x3), then SiLU -> instance normalization -> a learned per-channel scale."""
+"""2-D transposed convolution (3x3), then SiLU -> instance norm -> a learned per-channel scale."""
 
 import torch
 import torch.nn as nn
@@ -53,13 +53,14 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
     x_elems = n * ci * h * w
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # SiLU
         + 7 * y  # instance norm: sum, square+sum, subtract+scale, affine
@@ -69,11 +70,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"], shape["width"]
+    n, ci, co, h = shape["batch"], shape["in_channels"], shape["out_channels"], shape["height"]
+    w = shape["width"]
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
     y = n * co * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * h * w
     return itemsize * (
           n * ci * h * w  # x (input)
         + ci * co * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias

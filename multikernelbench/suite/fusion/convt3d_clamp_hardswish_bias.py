@@ -48,14 +48,15 @@ def get_inputs(shape, gen):
 # Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
 # is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - 1 + KERNEL_SIZE
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
     y = n * co * do * ho * wo  # transposed convolution output elements
     x_elems = n * ci * d * h * w
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # clamp
         + y  # hard-swish
@@ -65,12 +66,12 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = d - 1 + KERNEL_SIZE
     ho = h - 1 + KERNEL_SIZE
     wo = w - 1 + KERNEL_SIZE
     y = n * co * do * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * d * h * w
     return itemsize * (
           n * ci * d * h * w  # x (input)
         + ci * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias

@@ -1,4 +1,4 @@
-"""3-D transposed convolution (3x3x3, stride 2), then ReLU -> group normalization."""
+"""3-D transposed convolution (3x3x3, stride 2), then ReLU -> group norm."""
 
 import torch
 import torch.nn as nn
@@ -27,7 +27,9 @@ TOLERANCE = {"float32": (0.001, 0.001), "bfloat16": (0.03, 0.03)}
 class Model(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, num_groups: int):
         super().__init__()
-        self.conv = nn.ConvTranspose3d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING)
+        self.conv = nn.ConvTranspose3d(
+            in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING,
+        )
         self.gn = nn.GroupNorm(num_groups, out_channels)
         # Random affine parameters so the normalization is not a plain standardization.
         with torch.no_grad():
@@ -54,14 +56,15 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     y = n * co * do * ho * wo  # transposed convolution output elements
     x_elems = n * ci * d * h * w
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # ReLU
         + 7 * y  # group norm: sum, square+sum, subtract+scale, affine
@@ -70,12 +73,12 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w, g = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"], shape["groups"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     y = n * co * do * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * d * h * w
     return itemsize * (
           n * ci * d * h * w  # x (input)
         + ci * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE + co  # convolution weight and bias

@@ -28,7 +28,9 @@ TOLERANCE = {"float32": (0.001, 0.001)}
 class Model(nn.Module):
     def __init__(self, in_channels: int, out_channels: int):
         super().__init__()
-        self.conv = nn.ConvTranspose3d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING)
+        self.conv = nn.ConvTranspose3d(
+            in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING,
+        )
         self.shift = nn.Parameter(torch.randn(out_channels, 1, 1, 1) * 0.5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -51,7 +53,8 @@ def get_inputs(shape, gen):
 # is 1 flop per element; pooling is one op per window element (+ one divide per output for averages); per-row
 # / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
@@ -60,7 +63,7 @@ def flops(shape):
     dp, hp, wp = do // POOL, ho // POOL, wo // POOL
     p = n * co * dp * hp * wp  # pooled elements
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # scale
         + p * POOL * POOL * POOL + p  # average pool: one add per window element, one divide per output
@@ -70,12 +73,11 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
-    y = n * co * do * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * d * h * w
     dp, hp, wp = do // POOL, ho // POOL, wo // POOL
     p = n * co * dp * hp * wp  # pooled elements
     return itemsize * (

@@ -25,7 +25,9 @@ TOLERANCE = {"float32": (0.001, 0.001)}
 class Model(nn.Module):
     def __init__(self, in_channels: int, out_channels: int):
         super().__init__()
-        self.conv = nn.ConvTranspose3d(in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING)
+        self.conv = nn.ConvTranspose3d(
+            in_channels, out_channels, KERNEL_SIZE, stride=STRIDE, padding=PADDING, output_padding=OUTPUT_PADDING,
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.conv(x)
@@ -45,15 +47,15 @@ def get_inputs(shape, gen):
 # Cost convention: a multiply-add is 2 flops; every elementwise op (bias add, activation, scale, clamp, add)
 # is 1 flop per element; per-row / per-channel scalar work (e.g. a sqrt of a variance) is not counted.
 def flops(shape):
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
     y = n * co * do * ho * wo  # transposed convolution output elements
     x_elems = n * ci * d * h * w
-    r = n * co  # elements after the reduction
     return (
-          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # each input element times each kernel tap of its output channels (multiply-add = 2)
+          2 * x_elems * co * KERNEL_SIZE * KERNEL_SIZE * KERNEL_SIZE  # transposed conv: input elements x taps x out channels (multiply-add = 2)
         + y  # bias add
         + y  # tanh
         + y  # max reduction: one op per input element
@@ -62,12 +64,8 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    n, ci, co, d, h, w = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"], shape["height"], shape["width"]
-    do = (d - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
-    ho = (h - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
-    wo = (w - 1) * STRIDE - 2 * PADDING + KERNEL_SIZE + OUTPUT_PADDING
-    y = n * co * do * ho * wo  # transposed convolution output elements
-    x_elems = n * ci * d * h * w
+    n, ci, co, d = shape["batch"], shape["in_channels"], shape["out_channels"], shape["depth"]
+    h, w = shape["height"], shape["width"]
     r = n * co  # elements after the reduction
     return itemsize * (
           n * ci * d * h * w  # x (input)

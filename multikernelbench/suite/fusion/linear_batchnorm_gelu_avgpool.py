@@ -1,4 +1,4 @@
-"""Linear layer, then eval-mode batch normalization with random running statistics -> GELU -> avg pooling (window 2)."""
+"""Linear layer, then eval-mode batch norm (random running stats) -> GELU -> avg pooling (window 2)."""
 
 import torch
 import torch.nn as nn
@@ -57,8 +57,8 @@ def get_inputs(shape, gen):
 def flops(shape):
     b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
     y = b * o  # linear output elements
-    op = o // POOL
-    p = b * op  # pooled elements
+    o_pooled = o // POOL
+    p = b * o_pooled  # pooled elements
     return (
           2 * y * i  # matrix multiply (multiply-add = 2)
         + y  # bias add
@@ -71,9 +71,8 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
-    y = b * o  # linear output elements
-    op = o // POOL
-    p = b * op  # pooled elements
+    o_pooled = o // POOL
+    p = b * o_pooled  # pooled elements
     return itemsize * (
           b * i  # x (input)
         + i * o + o  # linear weight and bias

@@ -1,4 +1,4 @@
-"""Linear layer, then eval-mode batch normalization with random running statistics -> ReLU."""
+"""Linear layer, then eval-mode batch norm (random running stats) -> ReLU."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""Linear layer, then ELU -> layer normalization."""
+"""Linear layer, then ELU -> layer norm."""
 
 import torch
 import torch.nn as nn

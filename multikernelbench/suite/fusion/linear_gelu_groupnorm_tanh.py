@@ -1,4 +1,4 @@
-"""Linear layer, then GELU -> group normalization -> tanh."""
+"""Linear layer, then GELU -> group norm -> tanh."""
 
 import torch
 import torch.nn as nn
@@ -49,7 +49,7 @@ def get_inputs(shape, gen):
 # multiply by rstd; affine scale and shift); per-row / per-channel scalar work (e.g. a sqrt of a variance) is
 # not counted.
 def flops(shape):
-    b, i, o, g = shape["batch"], shape["in_features"], shape["out_features"], shape["groups"]
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
     y = b * o  # linear output elements
     return (
           2 * y * i  # matrix multiply (multiply-add = 2)
@@ -62,7 +62,7 @@ def flops(shape):
 
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
-    b, i, o, g = shape["batch"], shape["in_features"], shape["out_features"], shape["groups"]
+    b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
     y = b * o  # linear output elements
     return itemsize * (
           b * i  # x (input)

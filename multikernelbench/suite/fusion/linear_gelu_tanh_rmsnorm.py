@@ -1,4 +1,4 @@
-"""Linear layer, then tanh-approximated GELU -> RMS normalization with a learned weight."""
+"""Linear layer, then tanh-approximated GELU -> RMS norm."""
 
 import torch
 import torch.nn as nn

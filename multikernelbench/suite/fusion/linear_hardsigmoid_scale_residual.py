@@ -1,4 +1,4 @@
-"""Linear layer, then hard-sigmoid -> a learned per-feature scale -> a residual add of a second input."""
+"""Linear layer, then hard-sigmoid -> a learned per-feature scale -> residual add."""
 
 import torch
 import torch.nn as nn

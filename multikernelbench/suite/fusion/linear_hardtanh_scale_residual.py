@@ -1,4 +1,4 @@
-"""Linear layer, then hardtanh -> multiplication by 0.5 -> a residual add of a second input."""
+"""Linear layer, then hardtanh -> multiplication by 0.5 -> residual add."""
 
 import torch
 import torch.nn as nn

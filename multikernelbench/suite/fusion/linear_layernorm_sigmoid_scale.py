@@ -1,4 +1,4 @@
-"""Linear layer, then layer normalization -> sigmoid -> a learned per-feature scale."""
+"""Linear layer, then layer norm -> sigmoid -> a learned per-feature scale."""
 
 import torch
 import torch.nn as nn

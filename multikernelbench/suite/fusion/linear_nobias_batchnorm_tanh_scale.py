@@ -1,4 +1,4 @@
-"""Bias-free linear layer, then eval-mode batch normalization with random running statistics -> tanh -> multiplication by 2.5."""
+"""Bias-free linear layer, then eval-mode batch norm (random running stats) -> tanh -> multiplication by 2.5."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""Bias-free linear layer, then RMS normalization with a learned weight -> SiLU."""
+"""Bias-free linear layer, then RMS norm -> SiLU."""
 
 import torch
 import torch.nn as nn

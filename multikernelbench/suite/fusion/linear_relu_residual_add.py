@@ -1,4 +1,4 @@
-"""Linear layer, then ReLU -> a residual add of a second input."""
+"""Linear layer, then ReLU -> residual add."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""Linear layer, then SELU -> eval-mode batch normalization with random running statistics."""
+"""Linear layer, then SELU -> eval-mode batch norm (random running stats)."""
 
 import torch
 import torch.nn as nn

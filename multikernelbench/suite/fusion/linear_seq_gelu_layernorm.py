@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then GELU -> layer normalization."""
+"""Linear layer on (batch, seq, features), then GELU -> layer norm."""
 
 import torch
 import torch.nn as nn

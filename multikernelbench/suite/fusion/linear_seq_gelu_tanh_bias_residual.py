@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then tanh-approximated GELU -> a learned per-feature bias -> a residual add of a second input."""
+"""Linear layer on (batch, seq, features), then tanh-approximated GELU -> a learned per-feature bias -> residual add."""
 
 import torch
 import torch.nn as nn

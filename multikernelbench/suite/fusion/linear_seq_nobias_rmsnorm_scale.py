@@ -1,4 +1,4 @@
-"""Bias-free linear layer applied to a (batch, seq, features) tensor, then RMS normalization with a learned weight -> multiplication by 0.5 -> tanh."""
+"""Bias-free linear layer on (batch, seq, features), then RMS norm -> multiplication by 0.5 -> tanh."""
 
 import torch
 import torch.nn as nn

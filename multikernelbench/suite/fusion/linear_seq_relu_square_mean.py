@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then ReLU -> squaring -> a mean over the features."""
+"""Linear layer on (batch, seq, features), then ReLU -> squaring -> a mean over the features."""
 
 import torch
 import torch.nn as nn
@@ -57,7 +57,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     b, s, i, o = shape["batch"], shape["seq"], shape["in_features"], shape["out_features"]
-    y = b * s * o  # linear output elements
     r = b * s  # elements after the reduction
     return itemsize * (
           b * s * i  # x (input)

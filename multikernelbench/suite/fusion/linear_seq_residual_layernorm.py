@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then a residual add of a second input -> layer normalization."""
+"""Linear layer on (batch, seq, features), then residual add -> layer norm."""
 
 import torch
 import torch.nn as nn

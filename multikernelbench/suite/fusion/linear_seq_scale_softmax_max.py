@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then multiplication by 4.0 -> softmax over the last dim -> a max over the features."""
+"""Linear layer on (batch, seq, features), then multiplication by 4.0 -> softmax over the last dim -> a max over the features."""
 
 import torch
 import torch.nn as nn
@@ -47,7 +47,6 @@ def get_inputs(shape, gen):
 def flops(shape):
     b, s, i, o = shape["batch"], shape["seq"], shape["in_features"], shape["out_features"]
     y = b * s * o  # linear output elements
-    r = b * s  # elements after the reduction
     return (
           2 * y * i  # matrix multiply (multiply-add = 2)
         + y  # bias add
@@ -60,7 +59,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     b, s, i, o = shape["batch"], shape["seq"], shape["in_features"], shape["out_features"]
-    y = b * s * o  # linear output elements
     r = b * s  # elements after the reduction
     return itemsize * (
           b * s * i  # x (input)

@@ -1,4 +1,4 @@
-"""Linear layer applied to a (batch, seq, features) tensor, then SiLU -> an elementwise product with a second input."""
+"""Linear layer on (batch, seq, features), then SiLU -> product with a gate input."""
 
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""Linear layer, then sigmoid -> an elementwise product with a second input."""
+"""Linear layer, then sigmoid -> product with a gate input."""
 
 import torch
 import torch.nn as nn

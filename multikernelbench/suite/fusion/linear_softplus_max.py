@@ -43,7 +43,6 @@ def get_inputs(shape, gen):
 def flops(shape):
     b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
     y = b * o  # linear output elements
-    r = b  # elements after the reduction
     return (
           2 * y * i  # matrix multiply (multiply-add = 2)
         + y  # bias add
@@ -55,7 +54,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     b, i, o = shape["batch"], shape["in_features"], shape["out_features"]
-    y = b * o  # linear output elements
     r = b  # elements after the reduction
     return itemsize * (
           b * i  # x (input)

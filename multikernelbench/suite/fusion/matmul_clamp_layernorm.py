@@ -1,4 +1,4 @@
-"""Matrix product A @ B, then clamping to [-1.0, 1.0] -> layer normalization."""
+"""Matrix product A @ B, then clamping to [-1.0, 1.0] -> layer norm."""
 
 import math
 

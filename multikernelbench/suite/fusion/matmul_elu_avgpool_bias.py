@@ -52,8 +52,8 @@ def get_inputs(shape, gen):
 def flops(shape):
     m, k, n = shape["m"], shape["k"], shape["n"]
     y = m * n  # product elements
-    np = n // POOL
-    p = m * np  # pooled elements
+    n_pooled = n // POOL
+    p = m * n_pooled  # pooled elements
     return (
           2 * y * k  # matrix multiply (multiply-add = 2)
         + y  # ELU
@@ -65,12 +65,11 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     m, k, n = shape["m"], shape["k"], shape["n"]
-    y = m * n  # product elements
-    np = n // POOL
-    p = m * np  # pooled elements
+    n_pooled = n // POOL
+    p = m * n_pooled  # pooled elements
     return itemsize * (
           m * k  # a (input)
         + k * n  # b (input)
-        + np  # learned shift
+        + n_pooled  # learned shift
         + p  # output
     )

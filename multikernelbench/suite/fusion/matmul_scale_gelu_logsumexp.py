@@ -65,7 +65,6 @@ def flops(shape):
 def bytes_moved(shape, itemsize):
     # Compulsory traffic of a fused kernel: inputs, parameters and the output, each once.
     m, k, n = shape["m"], shape["k"], shape["n"]
-    y = m * n  # product elements
     r = m  # elements after the reduction
     return itemsize * (
           m * k  # a (input)

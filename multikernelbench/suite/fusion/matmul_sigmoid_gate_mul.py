@@ -1,4 +1,4 @@
-"""Matrix product A @ B, then sigmoid -> an elementwise product with a second input."""
+"""Matrix product A @ B, then sigmoid -> product with a gate input."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Matrix product A @ B, then softmax over the last dim -> multiplication by 10.0 -> a residual add of a second input."""
+"""Matrix product A @ B, then softmax over the last dim -> multiplication by 10.0 -> residual add."""
 
 import math
 
