@@ -123,7 +123,13 @@ class GenerationStore:
 
     def append(self, record: GenerationRecord) -> None:
         line = record.to_json() + "\n"
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
+        with self.path.open("a+b") as fh:
+            # After a crash mid-write the file may end in a torn line: start a fresh one so this record
+            # is not glued onto it.
+            if fh.tell() > 0:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    line = "\n" + line
+            fh.write(line.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())

@@ -1,0 +1,100 @@
+"""A small OpenAI-compatible chat-completions server for tests (http.server on 127.0.0.1, in a thread).
+
+Behaviour is scripted per task: the handler finds the task id in the prompt ("## Your task: `<id>`") and
+looks up a list of steps; each request for that task consumes the next step (the last one repeats).
+Steps: ("ok", text) | ("status", code) | ("sleep", seconds) | ("malformed", body).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_TASK = re.compile(r"## Your task: `([^`]+)`")
+
+
+class ChatServer:
+    def __init__(self, script: dict[str, list[tuple]], default: tuple = ("ok", "no code here")) -> None:
+        self.script = {k: list(v) for k, v in script.items()}
+        self.default = default
+        self.calls: dict[str, int] = {}
+        self.auth_headers: list[str | None] = []
+        self.bodies: list[dict] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                user = body["messages"][1]["content"] if len(body["messages"]) > 1 else ""
+                m = _TASK.search(user)
+                task = m.group(1) if m else ""
+                with server.lock:
+                    server.auth_headers.append(self.headers.get("Authorization"))
+                    server.bodies.append(body)
+                    n = server.calls.get(task, 0)
+                    server.calls[task] = n + 1
+                    steps = server.script.get(task, [server.default])
+                    step = steps[min(n, len(steps) - 1)]
+                server._respond(self, step, body, turn=sum(1 for x in body["messages"] if x["role"] == "assistant"))
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ChatServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _respond(self, h: BaseHTTPRequestHandler, step: tuple, body: dict, turn: int) -> None:
+        kind = step[0]
+        if kind == "by_turn":  # ("by_turn", [text for turn 0, text for turn 1, ...])
+            texts = step[1]
+            step = ("ok", texts[min(turn, len(texts) - 1)])
+            kind = "ok"
+        if kind == "sleep":
+            time.sleep(step[1])
+            kind, step = "ok", ("ok", "late")
+        if kind == "status":
+            data = json.dumps({"error": {"message": f"scripted {step[1]}"}}).encode()
+            h.send_response(step[1])
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Retry-After", "0")
+        elif kind == "malformed":
+            data = step[1].encode()
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+        else:
+            data = json.dumps({
+                "id": "chatcmpl-test", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": step[1],
+                                         "reasoning_content": "thinking about tiles"}}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            }).encode()
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        try:
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
