@@ -131,7 +131,8 @@ register_contract(Contract(
            "without a GPU.",
            "The GPU lowering requires every array a kernel loads or stores to have a power-of-2 number of "
            "elements: zero-pad inputs with jnp.pad to whole blocks and slice the result.",
-           "For float32 dots pass `precision=jax.lax.Precision.HIGHEST, preferred_element_type=jnp.float32` (`jnp.dot` or `lax.dot_general`; `pl.dot` is deprecated).",
+           "For float32 dots pass `precision=jax.lax.Precision.HIGHEST, preferred_element_type=jnp.float32` "
+           "(`jnp.dot` or `lax.dot_general`; `pl.dot` is deprecated).",
            "JAX is 32-bit by default: convert int64 index tensors to int32 before handing them over."),
     not_allowed=("jax.numpy/lax operators outside the kernels for the main computation (padding, reshapes, "
                  "transposes of weights and slicing are fine)",),
