@@ -84,6 +84,19 @@ class Backend(abc.ABC):
     def synchronize(self) -> None:
         """Wait for all queued device work (all streams) to finish."""
 
+    def kernel_probe(self, build_dir: Path) -> Any:
+        """Anti-cheat hook (device worker): a context manager wrapped around one candidate forward whose
+        ``evidence()`` returns ``{"own_kernels": [...], "library_kernels": [...], "method": str}`` -- the
+        candidate's own kernels that ran, and library compute kernels (cuBLAS/cuDNN/aten) that did work.
+        ``None`` (the default) means this backend offers no such evidence and the check is skipped; see
+        multikernelbench/anticheat/README.md for the CPU and GPU probes to return here."""
+        return None
+
+    def sandbox_writable_dirs(self) -> list[str]:
+        """Folders besides the worker's cwd, build dir and TMPDIR that workers may write (toolchain caches)."""
+        home = Path.home()
+        return [str(home / ".triton"), str(home / ".cache")]
+
     @abc.abstractmethod
     def make_timer(self, config: Any) -> "Timer":
         """A timer appropriate for this device (see multikernelbench.engine.timing)."""

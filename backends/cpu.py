@@ -59,6 +59,11 @@ class CpuBackend(Backend):
         env.setdefault("MAX_JOBS", "1")
         return env
 
+    def kernel_probe(self, build_dir: Path):
+        from multikernelbench.anticheat.runtime import ExtensionCallProbe
+
+        return ExtensionCallProbe(build_dir)
+
     def make_timer(self, config):
         from multikernelbench.engine.timing import HostClockTimer
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from multikernelbench.anticheat.config import AntiCheatConfig
+
 
 @dataclass
 class TimingConfig:
@@ -33,3 +35,5 @@ class EngineConfig:
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False
+    #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.
+    anticheat: AntiCheatConfig = field(default_factory=AntiCheatConfig)

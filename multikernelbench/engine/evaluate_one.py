@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from multikernelbench.anticheat import judge
+from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
 from multikernelbench.engine.config import EngineConfig
@@ -47,14 +49,17 @@ def _reply_error(reply: dict[str, Any], what: str) -> Verdict:
     kind = reply.get("kind", "exception")
     failure = _KIND_TO_FAILURE.get(kind, FailureKind.EXCEPTION)
     error = reply.get("error", "")
-    resource_markers = ("MemoryError", "bad_alloc", "out of memory", "File too large", "[Errno 27]")
+    resource_markers = ("MemoryError", "bad_alloc", "out of memory", "File too large", "[Errno 27]",
+                        "can't allocate memory")
     if any(m in error for m in resource_markers) or "out of memory" in error.lower():
         failure = FailureKind.RESOURCE_LIMIT
     status = Status.INCORRECT if kind == "bad_output_type" else Status.RUNTIME_ERROR
     return Verdict(status, f"{what}: {error}", failure)
 
 
-def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: str) -> tuple[dict, Any]:
+def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: str,
+             anticheat: AntiCheatConfig | None = None) -> tuple[dict, Any]:
+    """One request; with ``anticheat``, behaviour evidence in the reply (even a failed one) is judged first."""
     try:
         reply, payload = worker.request(header, tensors, timeout=timeout)
     except WorkerTimeout as exc:
@@ -62,6 +67,10 @@ def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: s
     except WorkerDied as exc:
         failure = FailureKind.RESOURCE_LIMIT if exc.signal_name in ("SIGXFSZ", "SIGXCPU") else FailureKind.SIGNAL
         raise Verdict(Status.CRASH, f"{what}: {exc}", failure) from None
+    if anticheat is not None:
+        findings = judge.behaviour_findings(reply.get("evidence"), anticheat)
+        if findings:
+            raise Verdict(Status.CHEAT_DETECTED, f"{what}: " + "; ".join(findings))
     if not reply.get("ok"):
         raise _reply_error(reply, what)
     return reply, payload
@@ -75,7 +84,11 @@ class CandidateEvaluation:
         self.report = CorrectnessReport()
         self.ref = Reference(task, backend.device())
         self.base = {"backend": backend.name, "backend_options": backend.options, "task": task.to_row(),
-                     "build_dir": str(build_dir), "threads": config.threads}
+                     "build_dir": str(build_dir), "threads": config.threads,
+                     "anticheat": {"runtime_checks": config.anticheat.runtime_checks,
+                                   "require_custom_kernel": config.anticheat.require_custom_kernel}}
+        self.expect_probe = backend.kernel_probe(build_dir) is not None
+        self.ref_aliases: list[int] | None = None
 
     def run(self, result: EvalResult) -> EvalResult:
         worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend))
@@ -93,7 +106,8 @@ class CandidateEvaluation:
 
     def _evaluate(self, worker: Worker, result: EvalResult) -> None:
         cfg = self.config
-        _request(worker, {**self.base, "op": "load", "source": self.source}, None, cfg.run_timeout_s, "loading")
+        _request(worker, {**self.base, "op": "load", "source": self.source}, None, cfg.run_timeout_s, "loading",
+                 cfg.anticheat)
         weight_seed = self.seeds.next("weights", self.task.id)
         for shape in self.task.test_shapes:
             for _ in range(self.task.seeds_per_shape):
@@ -116,8 +130,9 @@ class CandidateEvaluation:
         expected = self.ref.outputs(shape, weight_seed, inputs)
         cpu_inputs = [t.to("cpu") if isinstance(t, torch.Tensor) else t for t in inputs]
         self.report.trials += 1
-        _, payload = _request(worker, {"op": "check", "shape": shape, "weight_seed": weight_seed},
-                              cpu_inputs, self.config.run_timeout_s, f"running on shape {shape}")
+        reply, payload = _request(worker, {"op": "check", "shape": shape, "weight_seed": weight_seed},
+                                  cpu_inputs, self.config.run_timeout_s, f"running on shape {shape}",
+                                  self.config.anticheat)
         outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
@@ -127,7 +142,19 @@ class CandidateEvaluation:
             self.report.failure = FailureKind.INPUT_MODIFIED
             self.report.failed_shape = dict(shape)
             raise Verdict(Status.INCORRECT, f"{why} (shape {shape})", FailureKind.INPUT_MODIFIED)
+        self._judge_kernel(reply.get("evidence"), f"on shape {shape}")
+        if self.config.anticheat.runtime_checks:
+            if self.ref_aliases is None:
+                self.ref_aliases = self.ref.aliases(shape, weight_seed, inputs)
+            found = judge.alias_findings((reply.get("evidence") or {}).get("aliases", []), self.ref_aliases)
+            if found:
+                raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: " + "; ".join(found))
         self.report.passed += 1
+
+    def _judge_kernel(self, evidence: dict | None, where: str) -> None:
+        found = judge.kernel_findings(evidence, self.config.anticheat, self.expect_probe)
+        if found:
+            raise Verdict(Status.CHEAT_DETECTED, f"{where}: " + "; ".join(found))
 
     def _track(self, outcome) -> None:
         self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
@@ -145,9 +172,12 @@ class CandidateEvaluation:
         reply, payload = _request(
             worker, {"op": "time", "shape": shape, "weight_seed": weight_seed, "seeds": seeds,
                      "fresh_seed": fresh_seed, "timing": asdict(cfg.timing)},
-            None, timeout, f"timing on shape {shape}")
+            None, timeout, f"timing on shape {shape}", cfg.anticheat)
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
+        if reply.get("inputs_modified"):
+            raise Verdict(Status.INCORRECT, f"timed input set(s) {reply['inputs_modified']} were modified in place "
+                          "by the candidate during timing", FailureKind.INPUT_MODIFIED)
         stats = {name: TimingStats(**s) for name, s in reply["stats"].items()}
         claimed = sum(s.mean_ms * s.runs for s in stats.values())
         if claimed > parent_wall_ms * 1.05 + 50:
@@ -173,6 +203,11 @@ class CandidateEvaluation:
         if "compiled" in stats:
             result.speedup_compile = stats["compiled"].median_ms / stats["candidate"].median_ms
         result.roofline_fraction = self._roofline(on_cpu, stats["candidate"].median_ms)
+        if cfg.check_timed_outputs:
+            self._judge_kernel(reply.get("evidence"), "after timing, on refreshed inputs")
+        found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
+        if found:
+            raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         try:

@@ -42,6 +42,16 @@ class Reference:
     def inputs(self, shape: dict[str, Any], seed: int) -> list[Any]:
         return make_inputs(self.mod, shape, seed, self.task.dtype, self.device)
 
+    def aliases(self, shape: dict[str, Any], weight_seed: int, inputs: list[Any]) -> list[int]:
+        """Indices of the reference's outputs that share memory with its inputs (anti-cheat aliasing rule)."""
+        from multikernelbench.anticheat.runtime import aliased_outputs
+
+        self.outputs(shape, weight_seed, inputs)  # builds and caches the model
+        model = self._models[(tuple(sorted(shape.items())), weight_seed)]
+        clones = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+        with torch.no_grad():
+            return aliased_outputs(flatten_outputs(model(*clones)), clones)
+
     def outputs(self, shape: dict[str, Any], weight_seed: int, inputs: list[Any]) -> list[torch.Tensor]:
         key = (tuple(sorted(shape.items())), weight_seed)
         if key not in self._models:

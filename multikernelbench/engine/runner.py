@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Callable, Iterable
 
+from multikernelbench.anticheat.static import check_task_candidate
 from multikernelbench.backends import Backend, get_backend
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
@@ -143,6 +144,13 @@ class Runner:
     def _compile(self, task: Task, cand: Candidate) -> EvalResult:
         """Returns a result whose status is None when the build succeeded (evaluation continues)."""
         result = self._blank(task, cand, None)
+        ac = self.config.anticheat
+        if ac.static_checks:
+            findings = check_task_candidate(cand.source, task, self.backend.name, ac.require_custom_kernel)
+            if findings:
+                result.status = Status.CHEAT_DETECTED
+                result.message = "static check: " + "; ".join(str(f) for f in findings[:10])
+                return result
         build_dir = self.build_dir(cand)
         marker = build_dir / "mkb_compiled.json"
         if marker.exists():  # build cache keyed by code hash
@@ -154,8 +162,9 @@ class Runner:
         worker.start()
         try:
             header = {"op": "compile", "backend": self.backend.name, "backend_options": self.backend.options,
-                      "source": cand.source, "build_dir": str(build_dir), "threads": 1}
-            reply, _ = _request(worker, header, None, self.config.compile_timeout_s, "compiling")
+                      "source": cand.source, "build_dir": str(build_dir), "threads": 1,
+                      "anticheat": {"runtime_checks": ac.runtime_checks}}
+            reply, _ = _request(worker, header, None, self.config.compile_timeout_s, "compiling", ac)
             if not reply.get("ok"):
                 result.status, result.message = Status.COMPILE_ERROR, reply.get("message", "")
         except Verdict as v:

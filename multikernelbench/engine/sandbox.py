@@ -12,6 +12,8 @@ escape it (see docs in README, "What is and is not isolated").
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import resource
 import signal
@@ -34,6 +36,16 @@ class Limits:
     file_size_mb: float = 256.0  # stdout flood / runaway writes end in SIGXFSZ
     cpu_seconds: float = 0.0  # 0 = unlimited; wall-clock timeouts are enforced by the parent anyway
     open_files: int = 4096
+    #: Own network namespace (only a down loopback): no connection leaves the worker. Needs root or
+    #: CAP_SYS_ADMIN; silently skipped where the kernel refuses (then only the audit hook blocks Python).
+    isolate_network: bool = True
+    #: RLIMIT_NPROC (processes + threads of the user). Linux ignores it for root, so it only applies when
+    #: the engine runs unprivileged; 0 = unset. Fork bombs as root are bounded only by the kill of the group.
+    max_processes: int = 0
+
+
+_CLONE_NEWNET = 0x40000000
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True) if os.name == "posix" else None
 
 
 class WorkerDied(Exception):
@@ -62,6 +74,10 @@ def _apply_limits(limits: Limits) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if limits.max_processes > 0 and os.geteuid() != 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+    if limits.isolate_network and _LIBC is not None:
+        _LIBC.unshare(_CLONE_NEWNET)  # failure (no privilege) leaves the worker in the host namespace
 
 
 @dataclass
@@ -82,6 +98,7 @@ class Worker:
         env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["TMPDIR"] = str(self.workdir)  # temp files land in the worker's own folder (removed at close)
         limits = self.limits
         with open(self.workdir / "stdout.txt", "wb") as out, open(self.workdir / "stderr.txt", "wb") as err:
             self.proc = subprocess.Popen(

@@ -35,6 +35,10 @@ class WorkerState:
         self.task_mod = None
         self.models: dict[str, Any] = {}
         self.build_dir: Path | None = None
+        self.anticheat: dict[str, Any] = {}
+        self.snapshot = None  # identity of patchable functions before candidate code ran
+        self.threads_before: dict[int, str] = {}
+        self.checked_busy = False
 
     # -- helpers -------------------------------------------------------------------------------------
     def _setup(self, header: dict[str, Any]) -> None:
@@ -56,6 +60,58 @@ class WorkerState:
         if header.get("build_dir"):
             self.build_dir = Path(header["build_dir"])
             self.build_dir.mkdir(parents=True, exist_ok=True)
+        if "anticheat" in header:
+            self.anticheat = header["anticheat"]
+
+    def _arm(self) -> None:
+        """Before any candidate code runs: bind the timer/checker modules, install the audit hook, and
+        snapshot every function a cheat would patch (see multikernelbench/anticheat/README.md)."""
+        import os
+        import tempfile
+
+        from multikernelbench.anticheat import guard, runtime
+        from multikernelbench.engine import timing  # noqa: F401 - bound before candidate code can patch time
+
+        if self.snapshot is not None:
+            return
+        dirs = [os.getcwd(), str(self.build_dir or ""), tempfile.gettempdir()]
+        guard.install(dirs + list(self.backend.sandbox_writable_dirs()))
+        self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(
+            {"worker_main": sys.modules[__name__], "WorkerState": WorkerState, "backend": type(self.backend)}))
+        self.threads_before = runtime.python_threads()
+
+    def evidence(self, busy: bool = False) -> dict[str, Any]:
+        """Behaviour evidence so far (the parent judges it); empty when runtime checks are off."""
+        from multikernelbench.anticheat import guard, runtime
+
+        if not self.anticheat.get("runtime_checks", True) or self.snapshot is None:
+            return {}
+        g = guard.current()
+        new = runtime.python_threads()
+        ev = {"patched": self.snapshot.changed(), "violations": list(g.violations) if g else [],
+              "new_threads": sorted(f"{name} (ident {i})" for i, name in new.items() if i not in self.threads_before),
+              "children": runtime.child_processes()}
+        if busy:
+            ev["busy_threads"] = runtime.busy_threads()
+        return ev
+
+    def _observed_forward(self, model, inputs: list[Any]) -> tuple[Any, dict[str, Any]]:
+        """One candidate forward under the dispatcher recorder and the backend's own-kernel probe."""
+        import torch
+
+        from multikernelbench.anticheat import guard, runtime
+
+        record = self.anticheat.get("runtime_checks", True) and self.anticheat.get("require_custom_kernel", True)
+        probe = self.backend.kernel_probe(self.build_dir) if record else None
+        g = guard.current()
+        if g:
+            g.in_forward = True
+        try:
+            with torch.no_grad():
+                return runtime.observe(lambda: model(*inputs), probe, record)
+        finally:
+            if g:
+                g.in_forward = False
 
     def _model(self, kind: str, shape: dict, weight_seed: int):
         """Candidate or reference model for a shape, built with the shared weight seed (cached)."""
@@ -90,32 +146,38 @@ class WorkerState:
     # -- operations ----------------------------------------------------------------------------------
     def op_compile(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
         self._setup(header)
+        self._arm()
         outcome = self.backend.compile(header["source"], self.build_dir)
         return {"ok": outcome.ok, "message": outcome.message, "seconds": outcome.seconds,
-                "details": outcome.details}, None
+                "details": outcome.details, "evidence": self.evidence()}, None
 
     def op_load(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
         self._setup(header)
+        self._arm()
         self.module = self.backend.load(header["source"], self.build_dir)
         if not hasattr(self.module, "ModelNew"):
             return {"ok": False, "kind": "missing_modelnew",
                     "error": "the candidate defines no class named ModelNew"}, None
-        return {"ok": True}, None
+        return {"ok": True, "evidence": self.evidence()}, None
 
     def op_check(self, header: dict[str, Any], tensors: Any) -> tuple[dict, Any]:
         import torch
 
         dev = self.backend.device()
         inputs = [t.to(dev) if isinstance(t, torch.Tensor) else t for t in tensors]
+        from multikernelbench.anticheat.runtime import aliased_outputs
+
         model = self._model("candidate", header["shape"], header["weight_seed"])
-        with torch.no_grad():
-            out = model(*inputs)
+        out, observed = self._observed_forward(model, inputs)
         self.backend.synchronize()
+        evidence = {**observed, **self.evidence(busy=not self.checked_busy)}
+        self.checked_busy = True
         outputs, problem = self._plain_outputs(out)
         if problem:
-            return {"ok": False, "kind": "bad_output_type", "error": problem}, None
+            return {"ok": False, "kind": "bad_output_type", "error": problem, "evidence": evidence}, None
+        evidence["aliases"] = aliased_outputs(_flatten(out), inputs)
         after = [t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else None for t in inputs]
-        return {"ok": True}, {"outputs": outputs, "inputs_after": after}
+        return {"ok": True, "evidence": evidence}, {"outputs": outputs, "inputs_after": after}
 
     def op_time(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
         import torch
@@ -130,15 +192,26 @@ class WorkerState:
         cand = self._model("candidate", shape, wseed)
         last: dict[int, Any] = {}
 
+        from multikernelbench.anticheat import guard
+
+        g = guard.current()
+
         def run_candidate(i: int) -> Any:
             k = i % len(sets)
-            out = cand(*sets[k])
+            if g:
+                g.in_forward = True
+            try:
+                out = cand(*sets[k])
+            finally:
+                if g:
+                    g.in_forward = False
             last[k] = out
             return out
 
         fns = {"candidate": run_candidate}
         ref = self._model("reference", shape, wseed)
         fns["eager"] = lambda i: ref(*sets[i % len(sets)])
+        before_compile = self.evidence()
         if cfg.compile_baseline:
             compiled = torch.compile(ref)
             fns["compiled"] = lambda i: compiled(*sets[i % len(sets)])
@@ -154,18 +227,26 @@ class WorkerState:
             if problem:
                 return {"ok": False, "kind": "bad_output_type", "error": problem}, None
             timed_outputs.append(outs)
+        # The timed input sets must be exactly what their seeds generate (a candidate that rewrites its
+        # inputs only while being timed would otherwise change what the reference is timed on).
+        modified = [k for k, s in enumerate(header["seeds"]) if not all(
+            torch.equal(a, b) for a, b in zip(sets[k], make_inputs(self.task_mod, shape, s, self.task.dtype, dev))
+            if isinstance(a, torch.Tensor))]
         # Fresh values written into the same tensors: a cache keyed by pointer or shape now returns stale data.
         fresh = make_inputs(self.task_mod, shape, header["fresh_seed"], self.task.dtype, dev)
         for dst, src in zip(sets[0], fresh):
             if isinstance(dst, torch.Tensor):
                 dst.copy_(src)
-        with torch.no_grad():
-            fresh_out = cand(*sets[0])
+        fresh_out, observed = self._observed_forward(cand, sets[0])
         self.backend.synchronize()
+        evidence = {**observed, **self.evidence(busy=True)}
+        evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(before_compile.get("patched", [])))
+        if cfg.compile_baseline:  # torch.compile legitimately rebinds torch internals after the snapshot
+            evidence["patched"] = before_compile.get("patched", [])
         fresh_outputs, problem = self._plain_outputs(fresh_out)
         if problem:
-            return {"ok": False, "kind": "bad_output_type", "error": problem}, None
-        reply = {"ok": True, "wall_ms": wall_ms,
+            return {"ok": False, "kind": "bad_output_type", "error": problem, "evidence": evidence}, None
+        reply = {"ok": True, "wall_ms": wall_ms, "inputs_modified": modified, "evidence": evidence,
                  "stats": {name: vars(s) for name, s in stats.items()}}
         return reply, {"timed_outputs": timed_outputs, "fresh_outputs": fresh_outputs}
 
@@ -207,6 +288,10 @@ def main() -> None:
             else:
                 reply, payload = {"ok": False, "kind": "exception",
                                   "error": "".join(traceback.format_exception(exc))}, None
+            try:
+                reply["evidence"] = state.evidence()
+            except Exception:  # noqa: BLE001 - evidence is best effort on the failure path
+                pass
         try:
             send(conn, reply, payload)
         except Exception as exc:  # unserialisable payload

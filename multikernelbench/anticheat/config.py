@@ -1,0 +1,30 @@
+"""Switches and bounds of the anti-cheat checks (a dataclass inside EngineConfig; everything defaults ON).
+
+``require_custom_kernel`` is the one switch harness tests turn off when they submit plain-PyTorch
+candidates on purpose (the reference itself as a self-check, status-path tests with Python candidates):
+it disables exactly the checks that say "the task's compute must run in the candidate's own kernel" (the
+static reference-op / library-op / reference-model rules and the runtime dispatcher and own-kernel
+checks) and leaves every other defence on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class AntiCheatConfig:
+    #: Run the AST/C++-string rules in the parent before compiling (cheap first filter).
+    static_checks: bool = True
+    #: The task's compute must happen in the candidate's own kernel: no reference op, no library compute
+    #: op (aten/cuBLAS/cuDNN) in the candidate's forward, and at least one of its own kernels must run.
+    require_custom_kernel: bool = True
+    #: Runtime evidence from the worker: patched functions, leftover threads and child processes,
+    #: sandbox violations (writes outside the work dir, network, process creation), output aliasing.
+    runtime_checks: bool = True
+    #: A measured speedup over eager PyTorch above this is treated as a measurement exploit.
+    max_speedup: float = 1000.0
+    #: A candidate time implying more than this fraction of the hardware roofline is impossible.
+    max_roofline_fraction: float = 1.5
+    #: aten ops the candidate's forward may call besides the documented helper allow-list.
+    extra_allowed_ops: list[str] = field(default_factory=list)

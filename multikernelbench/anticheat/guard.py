@@ -1,0 +1,84 @@
+"""In-worker audit hook: blocks and records writes outside the allowed folders, network use, and process
+creation or signalling while the candidate's forward runs.
+
+``sys.addaudithook`` hooks cannot be removed from Python, so candidate code cannot unhook it; they see
+only what goes through CPython (``open``, ``os.*``, ``socket``, ``subprocess``) — native code in an
+extension calls libc directly and is not seen (the network namespace and the leftover-process and
+busy-thread checks cover part of that). Every violation is recorded even when the candidate catches the
+PermissionError, and the parent turns any record into ``cheat_detected``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_PATH_EVENTS = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
+                "os.chmod", "os.chown", "shutil.rmtree", "shutil.copyfile", "shutil.move"}
+_PROCESS_EVENTS = {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                   "subprocess.Popen", "pty.spawn", "os.startfile"}
+_NET_EVENTS = {"socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
+               "socket.gethostbyname", "urllib.Request"}
+_realpath, _fspath, _getpid = os.path.realpath, os.fspath, os.getpid
+
+
+@dataclass
+class Guard:
+    allowed_dirs: list[str]
+    violations: list[str] = field(default_factory=list)
+    #: True while candidate forward code runs: process creation is only needed by the harness's own
+    #: build step (ninja/c++ at load), never by a forward call.
+    in_forward: bool = False
+
+    def _allowed(self, path) -> bool:
+        try:
+            p = _realpath(_fspath(path))
+        except (TypeError, ValueError):
+            return True  # fds and odd objects: nothing to resolve
+        return p.startswith("/dev/") or any(p == d or p.startswith(d + os.sep) for d in self.allowed_dirs)
+
+    def _deny(self, what: str) -> None:
+        if len(self.violations) < 20:
+            self.violations.append(what)
+        raise PermissionError(f"blocked by the mkb sandbox: {what}")
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event == "open":
+            path, mode, flags = (tuple(args) + (None, None, None))[:3]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                (isinstance(flags, int) and flags & _WRITE_FLAGS)
+            if writing and isinstance(path, (str, bytes, os.PathLike)) and not self._allowed(path):
+                self._deny(f"write to {path!s} (outside the working directory)")
+        elif event in _PATH_EVENTS:
+            for p in args[:2]:
+                if isinstance(p, (str, bytes, os.PathLike)) and not self._allowed(p):
+                    self._deny(f"{event} on {p!s} (outside the working directory)")
+        elif event in _NET_EVENTS:
+            if event == "socket.bind" or event.startswith("socket.") and event not in ("socket.getaddrinfo",
+                                                                                       "socket.gethostbyname"):
+                sock = args[0] if args else None
+                if getattr(sock, "family", None) == getattr(__import__("socket"), "AF_UNIX", -1):
+                    return
+            self._deny(f"network access ({event} {args[1:2]!r})")
+        elif event in _PROCESS_EVENTS and self.in_forward:
+            self._deny(f"process creation ({event}) during forward")
+        elif event in ("os.kill", "os.killpg", "signal.pthread_kill") and args and args[0] not in (0, _getpid()):
+            self._deny(f"{event}{args!r} (signalling another process)")
+
+
+_GUARD: Guard | None = None
+
+
+def install(allowed_dirs: list[str]) -> Guard:
+    """Install the (permanent) hook once per worker; later calls return the same guard."""
+    global _GUARD
+    if _GUARD is None:
+        _GUARD = Guard([_realpath(d) for d in allowed_dirs if d])
+        sys.addaudithook(_GUARD)
+    return _GUARD
+
+
+def current() -> Guard | None:
+    return _GUARD

@@ -1,0 +1,79 @@
+"""Parent-side judgement of the evidence a worker reports, and of the measured numbers.
+
+The evidence comes from a process that ran candidate code, so it can only ever *convict*: missing or
+malformed evidence where evidence is required is itself a finding, and nothing a worker reports can turn
+a failed parent-side check into a pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.anticheat.runtime import library_ops
+
+
+def behaviour_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig) -> list[str]:
+    """Findings that do not depend on output values: judged before outputs are compared."""
+    if not cfg.runtime_checks or not evidence:
+        return []
+    out = []
+    if evidence.get("violations"):
+        out.append("sandbox violation: " + "; ".join(evidence["violations"][:5]))
+    if evidence.get("patched"):
+        names = evidence["patched"]
+        out.append(f"candidate patched harness/library functions: {', '.join(names[:8])}"
+                   + (f" (+{len(names) - 8} more)" if len(names) > 8 else ""))
+    if evidence.get("new_threads"):
+        out.append("background thread(s) still running after forward returned (work outside the timed call): "
+                   + ", ".join(map(str, evidence["new_threads"][:5])))
+    if evidence.get("busy_threads"):
+        out.append("thread(s) still computing after forward returned (work outside the timed call): tids "
+                   + ", ".join(map(str, evidence["busy_threads"][:5])))
+    if evidence.get("children"):
+        out.append(f"candidate left child process(es) running: pids {evidence['children'][:5]}")
+    return out
+
+
+def kernel_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig, expect_probe: bool) -> list[str]:
+    """"The candidate's own kernel does the work": judged after the outputs were found correct."""
+    if not cfg.require_custom_kernel or not cfg.runtime_checks:
+        return []
+    evidence = evidence or {}
+    out = []
+    ops = evidence.get("ops")
+    if not isinstance(ops, dict):
+        out.append("no dispatcher evidence from the worker (instrumentation disabled or tampered with)")
+    else:
+        lib = library_ops(ops, cfg.extra_allowed_ops)
+        if lib:
+            out.append("forward calls library compute op(s) " + ", ".join(lib[:8]) +
+                       " (only allocation/view/copy helpers are allowed; see anticheat README)")
+    kernels = evidence.get("kernels")
+    if expect_probe:
+        if not isinstance(kernels, dict):
+            out.append("no own-kernel evidence from the worker (instrumentation disabled or tampered with)")
+        else:
+            if not kernels.get("own_kernels"):
+                out.append(f"no kernel of the candidate's own ran during forward ({kernels.get('method', '')})")
+            if kernels.get("library_kernels"):
+                out.append("library kernels did the work: " + ", ".join(kernels["library_kernels"][:6]))
+    return out
+
+
+def alias_findings(candidate_aliases: list[int], reference_aliases: list[int]) -> list[str]:
+    extra = sorted(set(candidate_aliases) - set(reference_aliases))
+    if extra:
+        return [f"output(s) {extra} share memory with an input (the reference returns fresh tensors)"]
+    return []
+
+
+def timing_findings(speedup: float | None, roofline_fraction: float | None, cfg: AntiCheatConfig) -> list[str]:
+    out = []
+    if speedup is not None and speedup > cfg.max_speedup:
+        out.append(f"speedup {speedup:.0f}x over eager exceeds the sanity bound {cfg.max_speedup:g}x "
+                   "(measurement exploit suspected)")
+    if roofline_fraction is not None and roofline_fraction > cfg.max_roofline_fraction:
+        out.append(f"candidate time implies {roofline_fraction:.2f}x the hardware roofline "
+                   f"(bound {cfg.max_roofline_fraction:g}): faster than the hardware allows")
+    return out

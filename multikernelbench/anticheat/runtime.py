@@ -1,0 +1,248 @@
+"""Worker-side evidence: what the candidate actually did during load and during its forward calls.
+
+Everything here runs inside the untrusted worker and only *collects* facts (patched functions, aten ops
+seen by the dispatcher, which extension functions were called, threads and child processes left behind,
+output/input aliasing). The trusted parent judges them (:mod:`multikernelbench.anticheat.judge`). Because
+the collecting process runs candidate code, a determined candidate can tamper with the collection itself;
+the patch snapshot covers this module too, and the README lists what that leaves open.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+#: aten ops a candidate's forward may call: allocation, views, copies, metadata. Anything else seen by the
+#: dispatcher during the forward is library compute doing (part of) the task's work.
+HELPER_OPS = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "fill", "fill_", "zero_",
+    "copy_", "clone", "contiguous", "_to_copy", "to", "_copy_from", "_copy_from_and_resize", "resize_",
+    "set_", "detach", "alias", "lift_fresh", "lift_fresh_copy", "view", "_unsafe_view", "reshape",
+    "_reshape_alias", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "select",
+    "slice", "narrow", "split", "split_with_sizes", "chunk", "unbind", "flatten", "unflatten", "view_as",
+    "_local_scalar_dense", "item", "is_nonzero", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
+    "arange", "record_stream", "is_pinned", "pin_memory", "_has_compatible_shallow_copy_type",
+})
+
+_SHARED_LIB_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+def op_short_name(func: Any) -> str:
+    """``aten.relu.default`` -> ``relu``; ``aten::add_.Tensor`` -> ``add_``."""
+    name = getattr(func, "__name__", str(func))
+    return name.split(".")[0].split("::")[-1]
+
+
+class OpRecorder(TorchDispatchMode):
+    """Records every aten op that reaches the dispatcher, from Python or from C++ (``at::`` calls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: dict[str, int] = {}
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        name = f"{func.namespace}::{op_short_name(func)}" if hasattr(func, "namespace") else str(func)
+        self.ops[name] = self.ops.get(name, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+def library_ops(ops: dict[str, int], extra_allowed: list[str] = ()) -> list[str]:
+    """The recorded ops that are not on the helper allow-list."""
+    allowed = HELPER_OPS | {o.split("::")[-1] for o in extra_allowed}
+    return sorted(o for o in ops if o.split("::")[-1] not in allowed)
+
+
+class ExtensionCallProbe:
+    """Own-kernel evidence for compiled-extension backends: which functions of the candidate's built
+    extension modules (shared libraries under its build dir) were called during the forward.
+
+    Uses ``sys.setprofile``'s ``c_call`` events, which fire for every call of a builtin function, including
+    pybind11 functions of a ``load_inline`` module.
+    """
+
+    def __init__(self, build_dir: Path | str) -> None:
+        self.root = os.path.realpath(str(build_dir))
+        self.names = {p.name.split(".")[0] for p in Path(self.root).rglob("*")
+                      if p.name.endswith(_SHARED_LIB_SUFFIXES)} if os.path.isdir(self.root) else set()
+        self.called: dict[str, int] = {}
+        self._old: Any = None
+
+    def _is_own(self, fn: Any) -> str | None:
+        owner = getattr(fn, "__self__", None)
+        mod_file = getattr(owner, "__file__", None) if isinstance(owner, types.ModuleType) else None
+        if mod_file and os.path.realpath(mod_file).startswith(self.root + os.sep):
+            return f"{owner.__name__}.{getattr(fn, '__name__', '?')}"
+        module = getattr(fn, "__module__", None) or getattr(type(owner), "__module__", None)
+        if module and module.split(".")[0] in self.names:
+            return f"{module}.{getattr(fn, '__name__', '?')}"
+        return None
+
+    def _profile(self, frame, event, arg) -> None:
+        if event == "c_call":
+            name = self._is_own(arg)
+            if name:
+                self.called[name] = self.called.get(name, 0) + 1
+
+    def __enter__(self) -> "ExtensionCallProbe":
+        self._old = sys.getprofile()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.setprofile(self._old)
+
+    def evidence(self) -> dict[str, Any]:
+        return {"own_kernels": sorted(self.called), "library_kernels": [], "method": "extension c_call"}
+
+
+# ---- patching -------------------------------------------------------------------------------------------
+
+def _callables(obj: Any) -> dict[str, int]:
+    try:
+        items = list(vars(obj).items())
+    except TypeError:
+        return {}
+    return {k: id(v) for k, v in items if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
+
+
+class PatchSnapshot:
+    """Identity of the functions a cheat would patch (timer, checker, serializer, torch, builtins), taken
+    before candidate code loads; :meth:`changed` names every one replaced or deleted since."""
+
+    def __init__(self, targets: dict[str, Any]) -> None:
+        self.targets = targets
+        self.before = {name: _callables(obj) for name, obj in targets.items()}
+
+    def changed(self) -> list[str]:
+        out = []
+        for name, obj in self.targets.items():
+            now = _callables(obj)
+            for attr, ident in self.before[name].items():
+                if now.get(attr) != ident:
+                    out.append(f"{name}.{attr}")
+        return sorted(out)
+
+
+def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    import torch.nn.functional as F
+
+    from multikernelbench.anticheat import guard, judge  # noqa: F401 - imported so they are covered
+    from multikernelbench.engine import checking, protocol, timing
+
+    targets: dict[str, Any] = {
+        "builtins": builtins, "time": time, "os": os, "threading": threading, "torch": torch,
+        "torch.Tensor": torch.Tensor, "torch._C._TensorBase": torch._C.TensorBase, "torch.nn.functional": F,
+        "torch.nn.Module": torch.nn.Module, "torch.cuda": torch.cuda, "torch.cuda.Event": torch.cuda.Event,
+        "torch.autograd.grad_mode.no_grad": torch.autograd.grad_mode.no_grad,
+        "torch.serialization": torch.serialization,
+        "multikernelbench.engine.timing": timing, "multikernelbench.engine.checking": checking,
+        "multikernelbench.engine.protocol": protocol, "multikernelbench.anticheat.runtime": sys.modules[__name__],
+        "multikernelbench.anticheat.guard": guard,
+    }
+    for cls_name in ("AlternatingTimer", "HostClockTimer"):
+        targets[f"timing.{cls_name}"] = getattr(timing, cls_name)
+    for name in ("ExtensionCallProbe", "PatchSnapshot", "OpRecorder"):
+        targets[f"runtime.{name}"] = globals()[name]
+    targets.update(extra or {})
+    return targets
+
+
+# ---- threads, processes, aliasing ------------------------------------------------------------------------
+
+def python_threads() -> dict[int, str]:
+    return {t.ident: t.name for t in threading.enumerate() if t.is_alive() and t.ident is not None}
+
+
+def _task_cpu_ticks() -> dict[str, int]:
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[tid] = int(fields[11]) + int(fields[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def busy_threads(window_s: float = 0.15, settle_s: float = 0.03, min_share: float = 0.5) -> list[str]:
+    """OS threads (other than this one) that keep burning CPU after the forward returned: work running in
+    the background, outside the timed call. OpenMP pools spin only briefly after a region, hence ``settle_s``."""
+    if not os.path.isdir("/proc/self/task"):
+        return []
+    time.sleep(settle_s)
+    me = str(threading.get_native_id())
+    before = _task_cpu_ticks()
+    time.sleep(window_s)
+    after = _task_cpu_ticks()
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    limit = max(3, int(window_s * hz * min_share))
+    return sorted(t for t in after if t != me and after[t] - before.get(t, after[t]) >= limit)
+
+
+def child_processes() -> list[int]:
+    """Live child processes of this worker (forked by candidate code: Python or C)."""
+    me, kids = os.getpid(), []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for e in entries:
+        if e.isdigit():
+            try:
+                stat = Path(f"/proc/{e}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == me and stat[0] != "Z":
+                kids.append(int(e))
+    return kids
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int] | None:
+    try:
+        s = t.untyped_storage()
+        return (s.data_ptr(), s.data_ptr() + s.nbytes()) if s.nbytes() else None
+    except Exception:
+        return None
+
+
+def aliased_outputs(outputs: list[Any], inputs: list[Any]) -> list[int]:
+    """Indices of outputs whose memory overlaps an input's (a view of the input returned as the result)."""
+    spans = [_storage_span(t) for t in inputs if isinstance(t, torch.Tensor)]
+    out = []
+    for i, o in enumerate(outputs):
+        so = _storage_span(o) if isinstance(o, torch.Tensor) else None
+        if so and any(s and s[0] < so[1] and so[0] < s[1] for s in spans):
+            out.append(i)
+    return out
+
+
+def observe(call: Callable[[], Any], probe: Any, record_ops: bool) -> tuple[Any, dict[str, Any]]:
+    """Run one forward under the dispatcher recorder and the backend's own-kernel probe."""
+    evidence: dict[str, Any] = {}
+    recorder = OpRecorder() if record_ops else None
+    if recorder is not None:
+        with recorder:
+            out = _with_probe(call, probe)
+        evidence["ops"] = recorder.ops
+    else:
+        out = _with_probe(call, probe)
+    if probe is not None:
+        evidence["kernels"] = probe.evidence()
+    return out, evidence
+
+
+def _with_probe(call: Callable[[], Any], probe: Any) -> Any:
+    if probe is None:
+        return call()
+    with probe:
+        return call()
