@@ -2,5 +2,7 @@
 
 from multikernelbench.tasks.record import Task, DTYPE_TOLERANCE
 from multikernelbench.tasks.loader import load_suite, load_task_file, suite_dir, TaskFormatError
+from multikernelbench.tasks.from_dataset import load_from_dataset
 
-__all__ = ["Task", "DTYPE_TOLERANCE", "load_suite", "load_task_file", "suite_dir", "TaskFormatError"]
+__all__ = ["Task", "DTYPE_TOLERANCE", "load_suite", "load_task_file", "suite_dir", "TaskFormatError",
+           "load_from_dataset"]

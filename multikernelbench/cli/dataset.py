@@ -1,0 +1,91 @@
+"""``mkb dataset build`` / ``mkb dataset push``: the suite as a Hugging Face dataset.
+
+``build`` writes ``<out>/multikernelbench-<version>/`` and, in a source checkout, refreshes the copy in the
+package folder that ``load_dataset("multikernelbench")`` finds from the repository root. ``push`` uploads a
+built folder with huggingface_hub (``--dry-run`` prints the exact calls without touching the network).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("dataset", help="build the suite into a parquet dataset, or push it to the Hub")
+    dsub = p.add_subparsers(dest="dataset_command", metavar="ACTION")
+
+    b = dsub.add_parser("build", help="write parquet files + dataset card (deterministic)")
+    _common(b)
+    b.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if the package copy is missing or stale")
+    b.set_defaults(func=run_build)
+
+    u = dsub.add_parser("push", help="upload a built dataset to the Hugging Face Hub")
+    u.add_argument("--repo-id", required=True, help="ORG/NAME of the Hub dataset repository")
+    u.add_argument("--folder", type=Path, default=None,
+                   help="a folder built by `mkb dataset build` (default: build one now under --out)")
+    u.add_argument("--private", action="store_true", help="create the repository as private")
+    u.add_argument("--no-tag", action="store_true", help="do not tag the commit v<version>")
+    u.add_argument("--dry-run", action="store_true", help="print the Hub calls and files; send nothing")
+    _common(u)
+    u.set_defaults(func=run_push)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _common(p) -> None:
+    p.add_argument("--out", type=Path, default=Path("dist"),
+                   help="parent folder of multikernelbench-<version>/ (default: ./dist)")
+    p.add_argument("--card", type=Path, default=None, help="card template (default: CARD.md of the checkout)")
+    p.add_argument("--no-package", action="store_true",
+                   help="do not refresh the copy in the package folder (multikernelbench/README.md, data/)")
+
+
+def _build(args):
+    from multikernelbench.dataset_builder import build
+    from multikernelbench.tasks import load_suite
+
+    tasks = load_suite()
+    result = build.build_dataset(args.out, tasks, template=args.card)
+    print(f"built {result.folder}: version {result.version}, {result.total} rows in "
+          f"{len(result.counts)} categories")
+    if not args.no_package and build.in_source_checkout():
+        pkg = build.install_into_package(tasks, template=args.card)
+        print(f"refreshed {pkg.folder}/README.md and {pkg.folder}/data/ (load_dataset(\"multikernelbench\"))")
+    return result
+
+
+def run_build(args) -> int:
+    from multikernelbench.dataset_builder import build
+
+    if args.check:
+        from multikernelbench.tasks import load_suite
+
+        want = build.dataset_version(load_suite())
+        have = build.built_version(build.package_folder())
+        if have != want:
+            print(f"package dataset copy is {'missing' if have is None else 'stale (' + have + ')'}; suite is "
+                  f"{want}: run `mkb dataset build`", file=sys.stderr)
+            return 1
+        print(f"package dataset copy is up to date ({want})")
+        return 0
+    _build(args)
+    return 0
+
+
+def run_push(args) -> int:
+    from multikernelbench.dataset_builder.push import PushError, execute, plan_push
+
+    try:
+        folder = args.folder if args.folder is not None else _build(args).folder
+        plan = plan_push(folder, args.repo_id, private=args.private, tag=not args.no_tag)
+        print(plan.describe())
+        if args.dry_run:
+            print("dry run: nothing sent")
+            return 0
+        execute(plan)
+    except PushError as exc:
+        print(f"mkb dataset push: {exc}", file=sys.stderr)
+        return 1
+    print(f"pushed: load_dataset({args.repo_id!r}) (revision 'v{plan.version}' pins this version)")
+    return 0

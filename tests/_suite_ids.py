@@ -1,0 +1,28 @@
+"""The suite loaded once per test session at collection time, for tests parametrized per task or category.
+
+``load_suite()`` executes every task file (a few seconds), and pytest imports each test module separately,
+so the suite-wide tests share this cached copy instead of loading it once per module.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def suite_tasks():
+    from multikernelbench.tasks import load_suite
+
+    return tuple(load_suite())
+
+
+def task_ids() -> list[str]:
+    return [t.id for t in suite_tasks()]
+
+
+def categories() -> list[str]:
+    return sorted({t.category for t in suite_tasks()})
+
+
+def by_id():
+    return {t.id: t for t in suite_tasks()}

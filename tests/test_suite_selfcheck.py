@@ -1,0 +1,60 @@
+"""Self-check: each task's own reference, submitted as a candidate through the engine, is judged correct.
+
+This catches tasks the harness cannot evaluate faithfully: nondeterministic references, inputs the harness
+casts differently from the reference, outputs that fail the tolerance against themselves at bf16, weights
+that depend on more than the seed. The candidate is the task source plus ``class ModelNew(Model): pass``,
+so nothing is compiled (the cpu backend's build step only imports the Python source).
+
+Cost: the engine starts one compile and one device worker process per candidate (each imports torch), so
+the suite takes minutes. Candidates are batched per category (two device workers in parallel); each task
+still gets its own test so a failure names it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from _suite_ids import by_id, categories, task_ids
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.runner import evaluate_candidates
+from multikernelbench.records import Status
+
+SELF_CHECK_SUFFIX = "\n\n# self-check: the reference itself, as a candidate\nclass ModelNew(Model):\n    pass\n"
+
+
+def self_check_config(build_root) -> EngineConfig:
+    cfg = EngineConfig(backend="cpu", build_root=build_root, skip_timing=True, allow_code_execution=True,
+                       device_workers=2, compile_workers=2, threads=1, seed=20240607)
+    return cfg
+
+
+def self_candidate(task) -> Candidate:
+    return Candidate(task_id=task.id, source=task.source + SELF_CHECK_SUFFIX, label=f"self-check/{task.id}")
+
+
+@pytest.fixture(scope="module")
+def category_results(tmp_path_factory):
+    """category -> {task id: EvalResult}, evaluated lazily the first time a task of the category is tested."""
+    cache: dict[str, dict] = {}
+    root = tmp_path_factory.mktemp("selfcheck-builds")
+
+    def get(category: str) -> dict:
+        if category not in cache:
+            tasks = [t for t in by_id().values() if t.category == category]
+            results = evaluate_candidates(tasks, [self_candidate(t) for t in tasks], self_check_config(root))
+            cache[category] = {r.task_id: r for r in results}
+        return cache[category]
+
+    return get
+
+
+def test_every_category_is_covered():
+    assert {tid.split(".")[0] for tid in task_ids()} == set(categories())
+
+
+@pytest.mark.parametrize("task_id", task_ids())
+def test_reference_as_candidate_is_correct(task_id, category_results):
+    result = category_results(by_id()[task_id].category)[task_id]
+    assert result.status == Status.CORRECT, (
+        f"{task_id}: {result.status.value} {result.failure} {result.message[:2000]}")
