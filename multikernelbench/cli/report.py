@@ -6,14 +6,14 @@ import os
 import sys
 from pathlib import Path
 
-DEFAULT_STORE = "mkb_results/results.sqlite"
+DEFAULT_STORE = "results.sqlite"  # the default --db of `mkb eval` (`mkb demo` writes mkb-demo.sqlite)
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="summarise a results store: main table, per-category, failures, plots")
-    p.add_argument("--store", default=os.environ.get("MKB_STORE", DEFAULT_STORE),
-                   help=f"results store (default: $MKB_STORE or {DEFAULT_STORE})")
-    p.add_argument("--out", default=None, help="output folder (default: <store folder>/report)")
+    p.add_argument("--db", "--store", dest="store", default=os.environ.get("MKB_STORE", DEFAULT_STORE),
+                   help=f"SQLite results store (default: $MKB_STORE or {DEFAULT_STORE})")
+    p.add_argument("--out", default=None, help="output folder (default: <store name>-report next to the store)")
     p.add_argument("-k", "--k", dest="k", type=int, action="append",
                    help="k of Comp@k/Pass@k/SpeedUp@k (repeatable; default 1)")
     p.add_argument("--alpha", type=float, action="append",
@@ -32,7 +32,8 @@ def run(args) -> int:
         print(f"mkb report: {exc}", file=sys.stderr)
         return 1
     report = build_report(data, plots=not args.no_plots)
-    out = Path(args.out) if args.out else Path(args.store).parent / "report"
+    store = Path(args.store)
+    out = Path(args.out) if args.out else store.with_name(f"{store.stem}-report")
     paths = write_report(report, out)
     if not args.quiet:
         print(report.markdown)
