@@ -174,9 +174,10 @@ def _task_cpu_ticks() -> dict[str, int]:
     return out
 
 
-def busy_threads(window_s: float = 0.15, settle_s: float = 0.03, min_share: float = 0.5) -> list[str]:
+def busy_threads(window_s: float = 0.2, settle_s: float = 0.03, min_share: float = 0.1) -> list[str]:
     """OS threads (other than this one) that keep burning CPU after the forward returned: work running in
-    the background, outside the timed call. OpenMP pools spin only briefly after a region, hence ``settle_s``."""
+    the background, outside the timed call. OpenMP pools spin only briefly after a region, hence ``settle_s``;
+    ``min_share`` is low because on a loaded machine a background thread gets only part of a core."""
     if not os.path.isdir("/proc/self/task"):
         return []
     time.sleep(settle_s)
@@ -185,7 +186,7 @@ def busy_threads(window_s: float = 0.15, settle_s: float = 0.03, min_share: floa
     time.sleep(window_s)
     after = _task_cpu_ticks()
     hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    limit = max(3, int(window_s * hz * min_share))
+    limit = max(2, int(window_s * hz * min_share))
     return sorted(t for t in after if t != me and after[t] - before.get(t, after[t]) >= limit)
 
 

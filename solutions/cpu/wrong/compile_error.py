@@ -1,5 +1,6 @@
 # task: activation.tanh
 # expect: compile_error
+# reason: error
 """Deliberately broken: the C++ source has a syntax error (missing semicolon and brace), so the build fails."""
 
 import torch

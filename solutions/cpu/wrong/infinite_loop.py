@@ -1,5 +1,6 @@
 # task: activation.sigmoid
 # expect: timeout
+# reason: no reply to 'check'
 """Deliberately broken: spins forever on a volatile counter before computing anything."""
 
 import torch

@@ -1,5 +1,6 @@
 # task: activation.relu
 # expect: crash
+# reason: worker killed by SIGSEGV
 """Deliberately broken: writes its results through a null pointer, so the process dies with SIGSEGV."""
 
 import torch

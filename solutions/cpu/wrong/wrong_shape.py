@@ -1,5 +1,6 @@
 # task: reduce.sum_dim
 # expect: incorrect
+# reason: has shape
 """Deliberately wrong: sums the right values but drops the kept dimension ([B, I] instead of [B, 1, I])."""
 
 import torch

@@ -1,0 +1,49 @@
+"""Own-kernel evidence on GPUs from the profiler: which device kernels one candidate forward launched.
+
+A backend returns :class:`ProfilerKernelProbe` from ``Backend.kernel_probe``. Kernels whose names match
+vendor-library patterns (cuBLAS/cuBLASLt/cuDNN/CUTLASS GEMMs, ATen's compute kernels) count as library
+work; ATen kernels that only fill or copy memory are helpers; everything else (``load_inline`` kernels,
+``@triton.jit`` functions, Pallas/Mosaic kernels) is the candidate's own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+LIBRARY_KERNEL = re.compile(r"gemm|gemv|cublas|cudnn|cutlass|xmma|nvjet|sm\d+_|ampere_|volta_|turing_|hopper_|"
+                            r"magma|cusparse|cufft|at::native::|void at::|flash_fwd|fmha|softmax_warp", re.I)
+HELPER_KERNEL = re.compile(r"fill|copy|memset|memcpy|CatArrayBatched|direct_copy|unrolled_elementwise_kernel<"
+                           r"at::native::\w*copy", re.I)
+
+
+class ProfilerKernelProbe:
+    def __init__(self) -> None:
+        self.prof: Any = None
+
+    def __enter__(self) -> "ProfilerKernelProbe":
+        import torch
+
+        torch.cuda.synchronize()
+        self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                       torch.profiler.ProfilerActivity.CUDA])
+        self.prof.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import torch
+
+        torch.cuda.synchronize()  # all streams: work queued on a side stream still shows up here
+        self.prof.__exit__(*exc)
+
+    def kernel_names(self) -> list[str]:
+        from torch.autograd import DeviceType
+
+        return [e.name for e in self.prof.events() if e.device_type == DeviceType.CUDA]
+
+    def evidence(self) -> dict[str, Any]:
+        names = self.kernel_names()
+        helpers = {n for n in names if HELPER_KERNEL.search(n)}
+        library = sorted({n for n in names if LIBRARY_KERNEL.search(n)} - helpers)
+        own = sorted(set(names) - helpers - set(library))
+        return {"own_kernels": own, "library_kernels": [n[:120] for n in library], "method": "torch.profiler CUDA"}
