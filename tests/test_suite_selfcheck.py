@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from _suite_ids import by_id, categories, task_ids
+from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import evaluate_candidates
@@ -24,9 +25,11 @@ SELF_CHECK_SUFFIX = "\n\n# self-check: the reference itself, as a candidate\ncla
 
 
 def self_check_config(build_root) -> EngineConfig:
-    cfg = EngineConfig(backend="cpu", build_root=build_root, skip_timing=True, allow_code_execution=True,
-                       device_workers=2, compile_workers=2, threads=1, seed=20240607)
-    return cfg
+    # The candidate *is* the reference, so the anti-cheat rules that demand the compute run in the
+    # candidate's own kernel (no reference model/ops) must be off; every other defence stays on.
+    return EngineConfig(backend="cpu", build_root=build_root, skip_timing=True, allow_code_execution=True,
+                        device_workers=2, compile_workers=2, threads=1, seed=20240607,
+                        anticheat=AntiCheatConfig(require_custom_kernel=False))
 
 
 def self_candidate(task) -> Candidate:
