@@ -134,6 +134,8 @@ class PatchSnapshot:
 
 
 def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    import torch._dynamo  # noqa: F401 - its import rebinds torch.manual_seed; OpRecorder (TorchDispatchMode)
+    # imports it lazily, which would otherwise flag every honest candidate as having patched torch.
     import torch.nn.functional as F
 
     from multikernelbench.anticheat import guard, judge  # noqa: F401 - imported so they are covered
