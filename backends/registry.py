@@ -9,6 +9,9 @@ from multikernelbench.backends.base import Backend
 
 _LAZY: dict[str, str] = {
     "cpu": "multikernelbench.backends.cpu:CpuBackend",
+    "cuda": "multikernelbench.backends.cuda:CudaBackend",
+    "triton": "multikernelbench.backends.triton:TritonBackend",
+    "pallas": "multikernelbench.backends.pallas:PallasBackend",
 }
 _LOADED: dict[str, type[Backend]] = {}
 

@@ -1,0 +1,156 @@
+"""``cuda`` backend: CUDA C++ candidates built through torch's extension loader, timed with CUDA events.
+
+Candidates are exactly what KernelBench / MultiKernelBench emit: a Python module that calls
+``torch.utils.cpp_extension.load_inline(..., cuda_sources=...)`` at import time and defines ``ModelNew``.
+The backend never rewrites that source. It builds for the device's real architecture (``TORCH_CUDA_ARCH_LIST``
+= the device's compute capability, e.g. ``9.0`` on the H200: SASS, not PTX-only), and by default installs
+:class:`~multikernelbench.backends.cuda_build.FastExtensionBuilder` (content-keyed build cache, precompiled
+header for the g++ half, no nvcc dependency pass). ``CudaBackend(fast_build=False)`` gives the stock loader,
+which ``scripts/compile_time_bench.py`` uses as the comparison.
+
+Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
+``fast_build`` (default True), ``cache_dir`` (default: ``<build_root>/cuda/_ext_cache``, shared by every
+candidate of a run), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
+for the timer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from multikernelbench.backends.base import Availability, Backend
+
+
+@lru_cache(maxsize=1)
+def nvcc_path() -> str | None:
+    try:
+        from torch.utils.cpp_extension import CUDA_HOME
+    except Exception:
+        CUDA_HOME = None
+    if CUDA_HOME and Path(CUDA_HOME, "bin", "nvcc").exists():
+        return str(Path(CUDA_HOME, "bin", "nvcc"))
+    return shutil.which("nvcc")
+
+
+@lru_cache(maxsize=1)
+def nvcc_version() -> str:
+    nvcc = nvcc_path()
+    if not nvcc:
+        return ""
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except Exception:
+        return ""
+    for line in out.splitlines():
+        if "release" in line:
+            return line.split("release", 1)[1].split(",")[0].strip()
+    return out.strip().splitlines()[-1] if out.strip() else ""
+
+
+@lru_cache(maxsize=1)
+def device_arch() -> str:
+    """Compute capability of device 0 as TORCH_CUDA_ARCH_LIST wants it ("9.0"); nvidia-smi avoids a CUDA
+    context in the trusted parent, torch is the fallback."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.split()
+        if out and out[0].replace(".", "").isdigit():
+            return out[0]
+    except Exception:
+        pass
+    if torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability(0)
+        return f"{major}.{minor}"
+    return ""
+
+
+def cuda_device_reason() -> str:
+    """'' when torch sees a CUDA device, else why not."""
+    if torch.version.cuda is None:
+        return f"torch {torch.__version__} is built without CUDA"
+    if not torch.cuda.is_available():
+        return "no CUDA device visible (torch.cuda.is_available() is False)"
+    return ""
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    language = "CUDA C++"
+    device_type = "cuda"
+    times_on_cpu_shape = False
+    overlap_compile_with_timing = (os.cpu_count() or 1) >= 8  # builds use CPU cores, timing the GPU
+    timing_available = True
+
+    def availability(self) -> Availability:
+        reason = cuda_device_reason()
+        if reason:
+            return Availability(False, reason)
+        if not nvcc_path():
+            return Availability(False, "nvcc not found (set CUDA_HOME or put nvcc on PATH)")
+        if not shutil.which("ninja"):
+            try:
+                import ninja  # noqa: F401
+            except ImportError:
+                return Availability(False, "ninja not found (torch's extension loader needs it)")
+        return Availability(True)
+
+    def _cache_dir(self, build_dir: Path) -> Path:
+        if self.options.get("cache_dir"):
+            return Path(self.options["cache_dir"])
+        return Path(build_dir).parent / "_ext_cache"
+
+    def worker_env(self, build_dir: Path) -> dict[str, str]:
+        env = {"TORCH_EXTENSIONS_DIR": str(build_dir)}
+        arch = self.options.get("arch") or device_arch()
+        if arch:
+            env["TORCH_CUDA_ARCH_LIST"] = arch
+        env["MAX_JOBS"] = str(self.options.get("max_jobs", 4))
+        if self.options.get("fast_build", True):
+            env["TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES"] = "1"
+            env["MKB_EXT_CACHE"] = str(self._cache_dir(build_dir))
+        return env
+
+    def _install_builder(self, build_dir: Path) -> None:
+        if not self.options.get("fast_build", True):
+            return
+        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+
+        root = os.environ.get("MKB_EXT_CACHE") or str(self._cache_dir(build_dir))
+        builder = getattr(self, "_builder", None)
+        if builder is None:
+            builder = FastExtensionBuilder(root, pch=self.options.get("pch", True))
+            builder.install()
+            self._builder = builder
+
+    def load(self, source: str, build_dir: Path):
+        self._install_builder(Path(build_dir))
+        return super().load(source, Path(build_dir))
+
+    def device(self) -> torch.device:
+        return torch.device("cuda", torch.cuda.current_device())
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize()  # cudaDeviceSynchronize: every stream of the device
+
+    def make_timer(self, config: Any):
+        from multikernelbench.backends.cuda_timing import CudaEventTimer
+
+        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
+        return CudaEventTimer(config, **kw)
+
+    def hardware(self) -> str:
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name(0)
+        return "no-cuda-device"
+
+    def versions(self) -> dict[str, str]:
+        v = super().versions()
+        v.update(cuda=str(torch.version.cuda), nvcc=nvcc_version(), arch=device_arch())
+        return v

@@ -1,0 +1,1 @@
+"""Helpers that candidates may import to meet PyTorch tensors from other frameworks."""

@@ -1,0 +1,69 @@
+"""Roofline bound of a task on a device, and the fraction of it a measured time achieves.
+
+Peaks are *measured* on each device by ``scripts/measure_peaks.py`` (a large device-to-device copy counting
+bytes read plus written; large matrix products per dtype) and committed as
+``multikernelbench/hardware/<slug>.json``; datasheet numbers are never used. For a task with ``flops`` and
+compulsory ``bytes`` at the timed shape, the bound is ``max(flops / compute_peak(dtype), bytes / copy_bw)``
+and the fraction is ``bound / measured``: 1.0 means at the roofline, small means far from it.
+
+The compute peak for float32 tasks is the plain-fp32 matrix rate (TF32 off): the harness' fp32 tolerance
+(1e-4) rules out TF32 arithmetic, so a TF32 peak would overstate what a correct fp32 kernel can reach. The
+tf32 rate is recorded in the table for reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+HARDWARE_DIR = Path(__file__).with_name("hardware")
+
+# dtype of the task -> key of the peak that bounds its arithmetic
+_COMPUTE_KEY = {"float32": "fp32_matmul_tflops", "bfloat16": "bf16_matmul_tflops",
+                "float16": "fp16_matmul_tflops", "float64": "fp64_matmul_tflops"}
+
+
+def slug(hardware: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", hardware.lower()).strip("_")
+
+
+@lru_cache(maxsize=None)
+def load_peaks(hardware: str) -> dict[str, Any] | None:
+    """The measured peak table for this device name (e.g. "NVIDIA H200"), or None if none is committed."""
+    path = HARDWARE_DIR / f"{slug(hardware)}.json"
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())
+
+
+def bound_ms(peaks: dict[str, Any], dtype: str, flops: int, nbytes: int) -> float | None:
+    bw = peaks.get("copy_bandwidth_gbps")
+    rate = peaks.get(_COMPUTE_KEY.get(dtype, "fp32_matmul_tflops")) or peaks.get("fp32_matmul_tflops")
+    if not bw or not rate:
+        return None
+    t_mem = nbytes / (bw * 1e9) * 1e3
+    t_cmp = flops / (rate * 1e12) * 1e3
+    return max(t_mem, t_cmp)
+
+
+def roofline_fraction(hardware: str, dtype: str, flops: int, nbytes: int, median_ms: float) -> float | None:
+    """bound / measured for a result; None when the device has no committed peak table or time is 0."""
+    peaks = load_peaks(hardware)
+    if not peaks or not median_ms or median_ms <= 0:
+        return None
+    b = bound_ms(peaks, dtype, flops, nbytes)
+    return None if b is None else b / median_ms
+
+
+def bound_kind(hardware: str, dtype: str, flops: int, nbytes: int) -> str | None:
+    """'memory' or 'compute': which term of the roofline is larger."""
+    peaks = load_peaks(hardware)
+    if not peaks:
+        return None
+    rate = peaks.get(_COMPUTE_KEY.get(dtype, "fp32_matmul_tflops")) or peaks["fp32_matmul_tflops"]
+    t_mem = nbytes / (peaks["copy_bandwidth_gbps"] * 1e9)
+    t_cmp = flops / (rate * 1e12)
+    return "memory" if t_mem >= t_cmp else "compute"

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
+# packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile
+# eval_cuda eval_triton eval_pallas baseline. Env: BASELINE_BUDGET (s), EVAL_TIMEOUT (s).
+export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
+R=$OUT/run; mkdir -p $R
+pack() { cp -r benchmarks $R/benchmarks_snapshot 2>/dev/null; tar czf $OUT/run.tar.gz -C $OUT run; }
+trap pack EXIT
+python3 -m pip install --no-deps --no-build-isolation -e . -q > $R/pip.log 2>&1 || echo "pip failed" | tee -a $R/pip.log
+python3 -c "import multikernelbench.backends.cuda" >> $R/pip.log 2>&1 || { echo IMPORT FAILED; cat $R/pip.log; exit 1; }
+nvidia-smi > $R/nvidia-smi.txt 2>&1
+mkb() { python3 -m multikernelbench.cli.main "$@"; }
+for step in "$@"; do
+  echo "=== $step $(date +%T)"
+  case $step in
+    peaks) timeout 90 python3 scripts/measure_peaks.py --out multikernelbench/hardware > $R/peaks.log 2>&1
+           cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
+    fidelity) timeout 240 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
+    compile) timeout 240 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
+    eval_*) b=${step#eval_}
+      timeout ${EVAL_TIMEOUT:-200} python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
+        --compile-baseline --timing-budget 1 --compile-workers 4 --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
+      echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
+import json,sys
+for l in open(sys.argv[1]):
+    try: r=json.loads(l)
+    except Exception: continue
+    ct=r.get("candidate_timing") or {}
+    print(f"{r.get('candidate','')[:38]:38s} {r['status']:15s} t={ct.get('median_ms')} su={r.get('speedup')} suc={r.get('speedup_compile')} rf={r.get('roofline_fraction')} {r.get('message','')[:150]}")
+PY
+      tail -5 $R/eval_$b.err ;;
+    baseline) timeout ${BASELINE_TIMEOUT:-400} python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200.jsonl \
+        --budget-s ${BASELINE_BUDGET:-300} --precompile-workers ${PRECOMPILE:-8} ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log
+      cp benchmarks/baseline_cuda_h200.jsonl $R/ ;;
+  esac
+done

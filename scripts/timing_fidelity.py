@@ -1,0 +1,173 @@
+"""Timing-fidelity benchmark: the same kernels timed in N fresh processes, and against ncu.
+
+    python scripts/timing_fidelity.py --procs 5 --out benchmarks/timing_fidelity_h200.json [--ncu]
+
+Each child process times a fixed set of kernels (ReLU over 4M..256M floats, a softmax, fp32 and bf16
+matrix products) with :class:`CudaEventTimer`, all interleaved A/B in one ``measure`` call. Short kernels
+rotate over enough input sets to exceed 3x the L2, so every call reads cold data (as ncu's
+``--cache-control all`` does). The parent reports, per kernel, the median of each process' median, the
+spread (max-min)/median across processes, and — with ``--ncu`` — the ratio to ncu's median
+``gpu__time_duration.sum`` for the same kernel (``--clock-control none``: the card's clocks are left alone).
+A child also times the short ReLU the naive way (one event pair per call, no graph) to show the noise the
+graph mode removes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+KERNELS = {  # name -> (kind, size)
+    "relu_4M": ("relu", 4 << 20),
+    "relu_16M": ("relu", 16 << 20),
+    "relu_64M": ("relu", 64 << 20),
+    "relu_256M": ("relu", 256 << 20),
+    "softmax_8192x8192": ("softmax", 8192),
+    "matmul_fp32_4096": ("mm32", 4096),
+    "matmul_bf16_8192": ("mm16", 8192),
+}
+
+
+def _make(kind: str, size: int, l2: int):
+    import torch
+
+    if kind == "relu":
+        per_set = size * 4
+        sets = [torch.randn(size, device="cuda") + 0.1 for _ in range(max(2, math.ceil(3 * l2 / per_set)))]
+        return lambda i: torch.relu(sets[i % len(sets)])
+    if kind == "softmax":
+        sets = [torch.randn(size, size, device="cuda") for _ in range(2)]
+        return lambda i: torch.softmax(sets[i % 2], dim=-1)
+    dt = torch.float32 if kind == "mm32" else torch.bfloat16
+    a = [torch.randn(size, size, device="cuda").to(dt) for _ in range(2)]
+    b = [torch.randn(size, size, device="cuda").to(dt) for _ in range(2)]
+    return lambda i: a[i % 2] @ b[i % 2]
+
+
+def child(mode: str) -> None:
+    import torch
+
+    from multikernelbench.backends.cuda_timing import CudaEventTimer, l2_bytes
+    from multikernelbench.engine.config import TimingConfig
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    l2 = l2_bytes()
+    fns = {name: _make(kind, size, l2) for name, (kind, size) in KERNELS.items()}
+    if mode == "ncu":
+        for fn in fns.values():
+            for i in range(3):
+                fn(i)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for name, fn in fns.items():
+            for i in range(5):
+                torch.cuda._sleep(1000)  # marker kernel ("spin_kernel") delimiting one timed call
+                fn(i)
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        print(json.dumps({"order": list(fns)}))
+        return
+    cfg = TimingConfig(warmup=3, min_runs=20, max_runs=400, target_rse=0.002, budget_s=2.0)
+    timer = CudaEventTimer(cfg)
+    stats = timer.measure(fns)
+    # The naive way, for contrast: one event pair per call, no flush, no graph.
+    naive = []
+    f = fns["relu_4M"]
+    for i in range(200):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        f(i)
+        e.record()
+        e.synchronize()
+        naive.append(s.elapsed_time(e))
+    out = {name: {"median_ms": st.median_ms, "runs": st.runs, "rse": st.rel_std_err, "method": st.method,
+                  "cv": st.std_ms / st.mean_ms if st.mean_ms else None} for name, st in stats.items()}
+    out["_naive_relu_4M"] = {"median_ms": statistics.median(naive),
+                             "cv": statistics.stdev(naive) / statistics.fmean(naive)}
+    out["_timer"] = timer.details
+    print("MKB_JSON " + json.dumps(out))
+
+
+def parse_ncu(text: str, order: list[str]) -> dict[str, float]:
+    """Sum kernel durations between marker kernels; median per op (ms)."""
+    rows = [r for r in csv.DictReader(io.StringIO(text[text.find('"ID"'):]))
+            if r.get("Metric Name") == "gpu__time_duration.sum"]
+    scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}
+    calls: list[float] = []
+    cur = None
+    for r in rows:
+        if "spin_kernel" in r["Kernel Name"]:
+            if cur is not None:
+                calls.append(cur)
+            cur = 0.0
+            continue
+        if cur is not None:
+            cur += float(r["Metric Value"].replace(",", "")) * scale.get(r["Metric Unit"], 1e-6)
+    out = {}
+    for k, name in enumerate(order):
+        chunk = calls[5 * k:5 * k + 5]
+        if chunk:
+            out[name] = statistics.median(chunk)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child", choices=["time", "ncu"])
+    ap.add_argument("--procs", type=int, default=5)
+    ap.add_argument("--ncu", action="store_true")
+    ap.add_argument("--out", default="benchmarks/timing_fidelity_h200.json")
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child)
+    per_proc = []
+    for p in range(args.procs):
+        res = subprocess.run([sys.executable, __file__, "--child", "time"], capture_output=True, text=True)
+        line = [ln for ln in res.stdout.splitlines() if ln.startswith("MKB_JSON ")]
+        if not line:
+            print(res.stdout[-3000:], res.stderr[-3000:])
+            raise SystemExit("child failed")
+        per_proc.append(json.loads(line[0][9:]))
+        print(f"process {p}: done", flush=True)
+    ncu = {}
+    if args.ncu:
+        cmd = ["ncu", "--csv", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
+               "--metrics", "gpu__time_duration.sum", sys.executable, __file__, "--child", "ncu"]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            ncu = parse_ncu(res.stdout, list(KERNELS))
+        except Exception as exc:
+            ncu = {"_error": repr(exc), "_stdout_tail": res.stdout[-2000:], "_stderr_tail": res.stderr[-2000:]}
+    table = {}
+    for name in KERNELS:
+        meds = [pp[name]["median_ms"] for pp in per_proc]
+        m = statistics.median(meds)
+        row = {"median_ms": m, "process_medians_ms": meds, "spread": (max(meds) - min(meds)) / m,
+               "method": per_proc[0][name]["method"], "runs": [pp[name]["runs"] for pp in per_proc],
+               "cv_within_process": [pp[name]["cv"] for pp in per_proc]}
+        if name in ncu:
+            row["ncu_ms"] = ncu[name]
+            row["ratio_vs_ncu"] = m / ncu[name]
+        table[name] = row
+    result = {"kernels": table, "naive_relu_4M": [pp["_naive_relu_4M"] for pp in per_proc],
+              "timer": per_proc[0]["_timer"], "ncu_raw": ncu if "_error" in ncu else None}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{'kernel':22s} {'median_ms':>10s} {'spread%':>8s} {'ncu_ms':>10s} {'vs ncu':>7s}  method")
+    for name, r in table.items():
+        print(f"{name:22s} {r['median_ms']:10.4f} {100 * r['spread']:8.2f} {r.get('ncu_ms', float('nan')):10.4f} "
+              f"{r.get('ratio_vs_ncu', float('nan')):7.3f}  {r['method']}")
+    print("naive relu_4M cv per process:", [round(x["cv"], 3) for x in result["naive_relu_4M"]])
+
+
+if __name__ == "__main__":
+    main()
