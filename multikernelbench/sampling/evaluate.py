@@ -17,8 +17,11 @@ def to_candidate(rec: GenerationRecord):
     from multikernelbench.store import Label
 
     category = rec.task_id.split(".", 1)[0]
+    # The results store labels (model, strategy, task, backend, sample); refinement turns of one sample
+    # would collide there, so a later turn is labelled as its own strategy "<strategy>/turn<k>".
+    strategy = rec.strategy if rec.turn == 0 else f"{rec.strategy}/turn{rec.turn}"
     return Candidate(task_id=rec.task_id, source=rec.code, label=rec.generation_id,
-                     meta=Label(model=rec.model, strategy=rec.strategy, sample_index=rec.sample_index,
+                     meta=Label(model=rec.model, strategy=strategy, sample_index=rec.sample_index,
                                 category=category))
 
 
