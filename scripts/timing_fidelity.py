@@ -76,7 +76,7 @@ def child(mode: str) -> None:
         torch.cuda.profiler.stop()
         print(json.dumps({"order": list(fns)}))
         return
-    cfg = TimingConfig(warmup=3, min_runs=20, max_runs=400, target_rse=0.002, budget_s=2.0)
+    cfg = TimingConfig(warmup=3, min_runs=20, max_runs=400, target_rse=0.002, budget_s=1.0)
     timer = CudaEventTimer(cfg)
     stats = timer.measure(fns)
     # The naive way, for contrast: one event pair per call, no flush, no graph.
