@@ -4,6 +4,8 @@
 # eval_cuda eval_triton eval_pallas baseline. Env: BASELINE_BUDGET (s), EVAL_TIMEOUT (s).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 R=$OUT/run; mkdir -p $R
+T0=$(date +%s); DEADLINE=${DEADLINE:-560}
+left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 pack() { cp -r benchmarks $R/benchmarks_snapshot 2>/dev/null; tar czf $OUT/run.tar.gz -C $OUT run; }
 trap pack EXIT
 python3 -m pip install --no-deps --no-build-isolation -e . -q > $R/pip.log 2>&1 || echo "pip failed" | tee -a $R/pip.log
@@ -11,7 +13,7 @@ python3 -c "import multikernelbench.backends.cuda" >> $R/pip.log 2>&1 || { echo 
 nvidia-smi > $R/nvidia-smi.txt 2>&1
 mkb() { python3 -m multikernelbench.cli.main "$@"; }
 for step in "$@"; do
-  echo "=== $step $(date +%T)"
+  echo "=== $step $(date +%T) left=$(left)s"
   case $step in
     peaks) timeout 60 python3 scripts/measure_peaks.py --out multikernelbench/hardware > $R/peaks.log 2>&1
            cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
@@ -29,8 +31,13 @@ for l in open(sys.argv[1]):
     print(f"{r.get('candidate','')[:38]:38s} {r['status']:15s} t={ct.get('median_ms')} su={r.get('speedup')} suc={r.get('speedup_compile')} rf={r.get('roofline_fraction')} {r.get('message','')[:150]}")
 PY
       tail -5 $R/eval_$b.err ;;
-    baseline) timeout ${BASELINE_TIMEOUT:-400} python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200.jsonl \
-        --budget-s ${BASELINE_BUDGET:-300} --precompile-workers ${PRECOMPILE:-8} ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log
+    baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
+      timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200.jsonl \
+        --budget-s $B --precompile-workers ${PRECOMPILE:-8} ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log
       cp benchmarks/baseline_cuda_h200.jsonl $R/ ;;
+    baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }
+      timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200_eager.jsonl \
+        --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log
+      cp benchmarks/baseline_cuda_h200_eager.jsonl $R/ ;;
   esac
 done
