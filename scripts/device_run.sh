@@ -20,7 +20,7 @@ for step in "$@"; do
     fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     eval_*) b=${step#eval_}
-      timeout ${EVAL_TIMEOUT:-200} python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
+      ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65}); timeout $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
         --compile-baseline --timing-budget 1 --compile-workers 4 --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
