@@ -92,10 +92,11 @@ class Backend(abc.ABC):
         multikernelbench/anticheat/README.md for the CPU and GPU probes to return here."""
         return None
 
-    def sandbox_writable_dirs(self) -> list[str]:
-        """Folders besides the worker's cwd, build dir and TMPDIR that workers may write (toolchain caches)."""
+    def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
+        """Folders besides the worker's cwd, build dir and TMPDIR that workers may write: toolchain caches,
+        and this backend's build root (shared extension caches live next to the per-candidate dirs)."""
         home = Path.home()
-        return [str(home / ".triton"), str(home / ".cache")]
+        return [str(home / ".triton"), str(home / ".cache"), str(Path(build_dir).parent)]
 
     @abc.abstractmethod
     def make_timer(self, config: Any) -> "Timer":

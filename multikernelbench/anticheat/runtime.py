@@ -107,11 +107,23 @@ class ExtensionCallProbe:
 
 # ---- patching -------------------------------------------------------------------------------------------
 
+#: torch module-level functions a cheat would patch. The whole torch namespace is not snapshotted because
+#: torch itself rebinds some of its functions lazily (e.g. ``torch.manual_seed`` once CUDA initialises).
+TORCH_FUNCTIONS = ("allclose", "equal", "isclose", "eq", "ne", "abs", "save", "load", "randn", "rand", "randint",
+                   "Generator", "empty", "empty_like", "zeros", "from_numpy", "as_tensor", "tensor", "clone",
+                   "set_num_threads", "get_num_threads", "is_tensor", "no_grad", "inference_mode")
+
+
 def _callables(obj: Any) -> dict[str, int]:
+    names = None
+    if isinstance(obj, tuple):  # (object, names): only these attributes
+        obj, names = obj
     try:
         items = list(vars(obj).items())
     except TypeError:
         return {}
+    if names is not None:
+        items = [(k, v) for k, v in items if k in names]
     return {k: id(v) for k, v in items if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
 
 
@@ -142,7 +154,7 @@ def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]
     from multikernelbench.engine import checking, protocol, timing
 
     targets: dict[str, Any] = {
-        "builtins": builtins, "time": time, "os": os, "threading": threading, "torch": torch,
+        "builtins": builtins, "time": time, "os": os, "threading": threading, "torch": (torch, TORCH_FUNCTIONS),
         "torch.Tensor": torch.Tensor, "torch._C._TensorBase": torch._C.TensorBase, "torch.nn.functional": F,
         "torch.nn.Module": torch.nn.Module, "torch.cuda": torch.cuda, "torch.cuda.Event": torch.cuda.Event,
         "torch.autograd.grad_mode.no_grad": torch.autograd.grad_mode.no_grad,

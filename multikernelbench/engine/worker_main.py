@@ -75,7 +75,8 @@ class WorkerState:
         if self.snapshot is not None:
             return
         dirs = [os.getcwd(), str(self.build_dir or ""), tempfile.gettempdir()]
-        guard.install(dirs + list(self.backend.sandbox_writable_dirs()))
+        extra = self.backend.sandbox_writable_dirs(self.build_dir) if self.build_dir else []
+        guard.install(dirs + list(extra))
         self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(
             {"worker_main": sys.modules[__name__], "WorkerState": WorkerState, "backend": type(self.backend)}))
         self.threads_before = runtime.python_threads()
