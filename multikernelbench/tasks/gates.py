@@ -58,6 +58,31 @@ def _spread_problems(t: torch.Tensor, label: str) -> list[str]:
     return problems
 
 
+def _trivial_guess_problems(t: torch.Tensor, task: Task, label: str) -> list[str]:
+    """A task is degenerate if a cheap guess (zeros, the mean, a mean along one axis) passes its tolerance.
+
+    The spread gates above are relative; this one is in the task's own tolerance units, which is what the
+    checker uses. A guess counts as caught when at least 1 % of the elements, or 16 of them (sparse outputs
+    such as one-hot rows), fall outside tolerance: then it fails the checker on every seed, not by luck.
+    """
+    if not t.is_floating_point() or t.numel() < 2:
+        return []
+    x = t.detach().double()
+    bound = task.atol + task.rtol * x.abs()
+    guesses = {"zeros": torch.zeros_like(x), "global mean": torch.full_like(x, x.mean().item())}
+    for dim in range(x.dim()):
+        if x.shape[dim] > 1:
+            guesses[f"mean along dim {dim}"] = x.mean(dim=dim, keepdim=True).expand_as(x)
+    problems = []
+    for name, guess in guesses.items():
+        outside = int(((guess - x).abs() > bound).sum())
+        caught = outside / x.numel()
+        if outside < max(1, min(0.01 * x.numel(), 16)):
+            problems.append(f"{label}: guessing {name} passes the tolerance on {100 - 100 * caught:.1f}% of "
+                            f"elements (atol={task.atol:g}, rtol={task.rtol:g})")
+    return problems
+
+
 def _differs(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     for x, y in zip(a, b):
         x, y = x.double(), y.double()
@@ -76,6 +101,7 @@ def check_task(task: Task) -> list[str]:
         outs = run_reference(task, shape, seed=11 + i)
         for j, out in enumerate(outs):
             problems += _spread_problems(out, f"shape {i} output {j}")
+            problems += _trivial_guess_problems(out, task, f"shape {i} output {j}")
         other = run_reference(task, shape, seed=1011 + i)
         if not _differs(outs, other):
             problems.append(f"shape {i}: outputs do not change when inputs change")

@@ -14,7 +14,7 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 262144, "dense": 512, "tables": 26, "rows": 100000, "dim": 128}
 CPU_BENCH_SHAPE = {"batch": 512, "dense": 13, "tables": 26, "rows": 10000, "dim": 64}
-TOLERANCE = {"float32": (2e-4, 2e-4), "bfloat16": (5e-2, 5e-2)}  # bottom MLP, dot products, top MLP in sequence
+TOLERANCE = {"float32": (2e-4, 2e-4), "bfloat16": (1e-2, 1e-2)}  # bf16 vs fp32 reference error <= 0.3 of this; looser lets a constant pass
 
 
 class Model(nn.Module):
