@@ -28,6 +28,9 @@ _realpath, _fspath, _getpid = os.path.realpath, os.fspath, os.getpid
 class Guard:
     allowed_dirs: list[str]
     violations: list[str] = field(default_factory=list)
+    #: Single files outside those folders that the toolchain itself rewrites (torch's precompiled-header
+    #: cache next to its headers: ``load_inline`` removes it whenever a build does not use PCH).
+    allowed_files: set[str] = field(default_factory=set)
     #: True while candidate forward code runs: process creation is only needed by the harness's own
     #: build step (ninja/c++ at load), never by a forward call.
     in_forward: bool = False
@@ -37,7 +40,7 @@ class Guard:
             p = _realpath(_fspath(path))
         except (TypeError, ValueError):
             return True  # fds and odd objects: nothing to resolve
-        return p.startswith("/dev/") or any(p == d or p.startswith(d + os.sep) for d in self.allowed_dirs)
+        return p.startswith("/dev/") or p in self.allowed_files or any(p == d or p.startswith(d + os.sep) for d in self.allowed_dirs)
 
     def _deny(self, what: str) -> None:
         if len(self.violations) < 20:
@@ -75,9 +78,18 @@ def install(allowed_dirs: list[str]) -> Guard:
     """Install the (permanent) hook once per worker; later calls return the same guard."""
     global _GUARD
     if _GUARD is None:
-        _GUARD = Guard([_realpath(d) for d in allowed_dirs if d])
+        _GUARD = Guard([_realpath(d) for d in allowed_dirs if d], allowed_files=_toolchain_files())
         sys.addaudithook(_GUARD)
     return _GUARD
+
+
+def _toolchain_files() -> set[str]:
+    try:
+        import torch
+    except ImportError:
+        return set()
+    inc = os.path.join(os.path.dirname(torch.__file__), "include", "torch")
+    return {_realpath(os.path.join(inc, f"extension.h.{ext}")) for ext in ("gch", "sign")}
 
 
 def current() -> Guard | None:

@@ -1,6 +1,6 @@
 # task: activation.relu
 # expect: cheat_detected
-# reason: network access (socket.connect
+# reason: sandbox violation: network access (socket.
 """Fault: opens a network connection (exfiltration, or fetching precomputed answers)."""
 
 import socket
