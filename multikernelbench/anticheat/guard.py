@@ -66,9 +66,28 @@ class Guard:
                     return
             self._deny(f"network access ({event} {args[1:2]!r})")
         elif event in _PROCESS_EVENTS and self.in_forward:
+            if event == "subprocess.Popen" and _is_toolchain_call(args):
+                return  # Triton (and XLA) JIT-compile at the first launch and run ptxas then
             self._deny(f"process creation ({event}) during forward")
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill") and args and args[0] not in (0, _getpid()):
             self._deny(f"{event}{args!r} (signalling another process)")
+
+
+# GPU JIT compilers run these at a kernel's first launch (Triton calls ptxas from inside the forward).
+_TOOLCHAIN_EXECUTABLES = {"ptxas", "ptxas-blackwell", "nvlink", "fatbinary", "nvdisasm", "cuobjdump"}
+
+
+def _is_toolchain_call(args: tuple) -> bool:
+    """subprocess.Popen audit args are (executable, args, cwd, env): allow only the CUDA assembler family."""
+    exe = args[0] if args else None
+    argv = args[1] if len(args) > 1 else None
+    if exe is None and isinstance(argv, (list, tuple)) and argv:
+        exe = argv[0]
+    try:
+        name = os.path.basename(os.fsdecode(exe)) if exe is not None else ""
+    except TypeError:
+        return False
+    return name in _TOOLCHAIN_EXECUTABLES
 
 
 _GUARD: Guard | None = None
