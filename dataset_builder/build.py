@@ -181,3 +181,32 @@ def built_version(folder: str | Path) -> str | None:
         return read_version(Path(folder))
     except (OSError, PushError):
         return None
+
+
+def package_copy_problems(tasks: list[Task], template: str | Path | None = None) -> list[str]:
+    """Why the package copy does not match the suite (empty: up to date).
+
+    Compares the version (rows) and the card text, both pure functions of the tasks and CARD.md; the
+    parquet bytes are not compared because another pyarrow release may encode the same rows differently.
+    """
+    from multikernelbench.dataset_builder.card import render_card
+    from multikernelbench.tasks.from_dataset import _rows_from_folder
+
+    folder = package_folder()
+    want = dataset_version(tasks)
+    have = built_version(folder)
+    if have is None:
+        return [f"{folder}/README.md is missing or not a built card"]
+    problems = []
+    if have != want:
+        problems.append(f"card version {have} != suite version {want}")
+    card = render_card(tasks, want, data_files(tasks), template=template, note=PACKAGE_NOTE)
+    if (folder / "README.md").read_text(encoding="utf-8") != card:
+        problems.append("README.md differs from the card rendered from CARD.md")
+    try:
+        rows = sorted(_rows_from_folder(folder), key=lambda r: r["id"])
+    except FileNotFoundError as exc:
+        return problems + [str(exc)]
+    if rows != [t.to_row() for t in sorted(tasks, key=lambda t: t.id)]:
+        problems.append("data/*.parquet rows differ from the suite")
+    return problems

@@ -61,13 +61,14 @@ def run_build(args) -> int:
     if args.check:
         from multikernelbench.tasks import load_suite
 
-        want = build.dataset_version(load_suite())
-        have = build.built_version(build.package_folder())
-        if have != want:
-            print(f"package dataset copy is {'missing' if have is None else 'stale (' + have + ')'}; suite is "
-                  f"{want}: run `mkb dataset build`", file=sys.stderr)
+        tasks = load_suite()
+        problems = build.package_copy_problems(tasks, template=args.card)
+        if problems:
+            print(f"package dataset copy in {build.package_folder()} is stale: " + "; ".join(problems) +
+                  ". Run `mkb dataset build` and commit multikernelbench/README.md and multikernelbench/data/",
+                  file=sys.stderr)
             return 1
-        print(f"package dataset copy is up to date ({want})")
+        print(f"package dataset copy is up to date ({build.dataset_version(tasks)})")
         return 0
     _build(args)
     return 0
