@@ -144,3 +144,12 @@ def test_mismatched_lengths_and_duplicate_tasks_are_rejected():
 def test_geometric_mean():
     assert geometric_mean([1e300, 1e300, 1e-300]) == pytest.approx(1e100, rel=1e-9)  # no overflow
     assert geometric_mean([]) is None
+
+
+@pytest.mark.parametrize("module_name", ["multikernelbench.scoring.estimators", "multikernelbench.scoring.compute"])
+def test_library_docstring_examples(module_name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module_name), verbose=False)
+    assert result.attempted >= 2 and result.failed == 0

@@ -7,11 +7,28 @@ reused, not re-implemented, so the two cannot drift apart; it runs before any ca
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Sequence
+import os
+from typing import Any, Iterator, Sequence
 
 from multikernelbench.records import Status
 from multikernelbench.scoring.from_results import sample_record
+
+
+#: Set in os.environ by ``import torch._dynamo`` (which ``evaluate``/``datasets`` trigger) to a folder outside
+#: any worker's sandbox; workers inherit the parent's environment, and a worker creating that folder is judged
+#: a sandbox violation. Unset, torch derives it from the worker's own TMPDIR.
+_INHERITED_CACHE_VARS = ("TORCHINDUCTOR_CACHE_DIR",)
+
+
+@contextlib.contextmanager
+def _without_inherited_caches() -> Iterator[None]:
+    saved = {k: os.environ.pop(k) for k in _INHERITED_CACHE_VARS if k in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def records_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[str], backend: str | None = None,
@@ -45,7 +62,8 @@ def records_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[st
     candidates = [Candidate(task_id=tid, source=src, label=f"mkb_speedup:{tid}:{j}",
                             meta=Label(model="mkb_speedup", sample_index=j, category=category[tid]))
                   for tid, task_sources in zip(task_ids, sources) for j, src in enumerate(task_sources)]
-    results = evaluate_candidates(tasks, candidates, config, store=store)
+    with _without_inherited_caches():
+        results = evaluate_candidates(tasks, candidates, config, store=store)
     unavailable = [r for r in results if r.status is Status.UNAVAILABLE]
     if unavailable:
         raise RuntimeError(f"backend {config.backend!r} is unavailable here: {unavailable[0].message}")
