@@ -118,6 +118,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--solutions", nargs="*", default=[])
     ap.add_argument("--out", default="benchmarks/compile_time_h200.json")
+    ap.add_argument("--fast-first", action="store_true", help="measure the builder before stock")
     args = ap.parse_args()
     if args.child:
         return child(args)
@@ -133,26 +134,44 @@ def main() -> None:
     cands += [Path(s) for s in args.solutions]
     cold_src, same = cands[0], cands[1:]
     cache = work / "cache"
-    t = time.perf_counter()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial: dict = {"arch": arch, "concurrency": args.concurrency, "rows": []}
+
+    def save(name, rows):  # after every phase, so a run cut short still leaves its numbers
+        partial["rows"] += rows
+        partial[f"{name}_p50_s"] = p50(rows)
+        out.write_text(json.dumps(partial, indent=1) + "\n")
+        for r in rows:
+            print(f"{r['mode']:6s} {r['src']:40s} {r.get('seconds', float('nan')):8.2f}s ok={r['ok']}", flush=True)
+
+    fast_first = getattr(args, "fast_first", False)
+    stock = fast = []
+    if fast_first:  # the builder's phases first, so a short session still measures them
+        cold = phase("fast", [cold_src], work, cache, arch, 1)
+        save("fast_cold", cold)
+        fast = phase("fast", same, work, cache, arch, args.concurrency)
+        save("fast", fast)
     stock = phase("stock", same, work, cache, arch, args.concurrency)
-    t_stock = time.perf_counter() - t
+    save("stock", stock)
     print(f"stock: p50 {p50(stock)}", flush=True)
-    cold = phase("fast", [cold_src], work, cache, arch, 1)
-    print(f"fast cold (PCH build): {cold[0].get('seconds')}", flush=True)
-    t = time.perf_counter()
-    fast = phase("fast", same, work, cache, arch, args.concurrency)
-    t_fast = time.perf_counter() - t
+    if not fast_first:
+        cold = phase("fast", [cold_src], work, cache, arch, 1)
+        save("fast_cold", cold)
+        print(f"fast cold (PCH build): {cold[0].get('seconds')}", flush=True)
+        fast = phase("fast", same, work, cache, arch, args.concurrency)
+        save("fast", fast)
     print(f"fast: p50 {p50(fast)}", flush=True)
     cached = phase("fast", same, work, cache, arch, args.concurrency)
+    save("cached", cached)
     result = {"arch": arch, "concurrency": args.concurrency, "candidates": [c.name for c in same],
               "stock_p50_s": p50(stock), "fast_p50_s": p50(fast), "fast_cold_pch_s": cold[0].get("seconds"),
-              "cached_p50_s": p50(cached), "stock_phase_wall_s": t_stock, "fast_phase_wall_s": t_fast,
+              "cached_p50_s": p50(cached),
               "rows": stock + cold + fast + cached, "cpu_count": os.cpu_count()}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    out.write_text(json.dumps(result, indent=1) + "\n")
     for r in stock + cold + fast + cached:
-        print(f"{r['mode']:6s} {r['src']:40s} {r.get('seconds', float('nan')):8.2f}s  ok={r['ok']} "
-              f"{r.get('error', '')[-300:]}")
+        if not r.get("ok"):
+            print(f"FAILED {r['mode']} {r['src']}: {r.get('error', '')[-300:]}")
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
 
 

@@ -18,10 +18,10 @@ for step in "$@"; do
     peaks) timeout 60 python3 scripts/measure_peaks.py --out multikernelbench/hardware > $R/peaks.log 2>&1
            cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
     fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
-    compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
+    compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     gputests) timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_backend_cuda.py -k 'not fast_builder' > $R/gputests.log 2>&1; tail -3 $R/gputests.log ;;
     eval_*) b=${step#eval_}
-      ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65}); timeout $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
+      ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65}); timeout -s INT -k 30 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
         --compile-baseline --timing-budget 1 --compile-workers 4 --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys

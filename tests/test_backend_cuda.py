@@ -53,7 +53,7 @@ def test_event_timer_modes():
     small = [torch.randn(1 << 16, device="cuda") for _ in range(2)]
     timer = CudaEventTimer(TimingConfig(warmup=2, min_runs=5, max_runs=50, budget_s=0.5))
     stats = timer.measure({"big": lambda i: torch.relu(big[i % 2]), "small": lambda i: torch.relu(small[i % 2])})
-    assert stats["big"].method == "cuda_event" and stats["big"].median_ms > 0.05
+    assert stats["big"].method.startswith("cuda_event") and stats["big"].median_ms > 0.05
     assert stats["small"].method.startswith("cuda_graph") and stats["small"].median_ms < 0.05
     assert timer.details["flush_bytes"] >= 2 * timer.details["l2_bytes"]
 
