@@ -95,6 +95,11 @@ class Worker:
         self.workdir = Path(self._tmp.name)
         parent_sock, child_sock = socket.socketpair()
         env = dict(os.environ)
+        # Caches that libraries put in shared places (a parent that imported torch._dynamo exports
+        # TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor_<user>) go to the worker's own folder instead, unless the
+        # backend sets them deliberately below.
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(self.workdir / "inductor-cache")
+        env["TRITON_CACHE_DIR"] = str(self.workdir / "triton-cache")
         env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
