@@ -35,15 +35,24 @@ __global__ void __launch_bounds__(256) tiled_mm_epi(const float* __restrict__ A,
         for (int c = 0; c < 4; ++c) {
             int gr = bm + a_row, gk = k0 + a_col + c;
             ra[c] = (gr < M && gk < K) ? A[(long)gr * K + gk] : 0.f;
-            int bk = k0 + b_row, gc = bn + b_col + c;
-            if (B_T) rb[c] = (bk < K && gc < N) ? B[(long)gc * K + bk] : 0.f;
-            else     rb[c] = (bk < K && gc < N) ? B[(long)bk * N + gc] : 0.f;
+            if (B_T) {  // W rows are B's columns: read them like A (two threads per row, 4 consecutive k each)
+                int gn = bn + a_row, wk = k0 + a_col + c;
+                rb[c] = (gn < N && wk < K) ? B[(long)gn * K + wk] : 0.f;
+            } else {
+                int bk = k0 + b_row, gc = bn + b_col + c;
+                rb[c] = (bk < K && gc < N) ? B[(long)bk * N + gc] : 0.f;
+            }
         }
     };
     auto store_shared = [&](int s) {
         #pragma unroll
         for (int c = 0; c < 4; ++c) As[s][a_col + c][a_row] = ra[c];
-        *reinterpret_cast<float4*>(&Bs[s][b_row][b_col]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
+        if (B_T) {
+            #pragma unroll
+            for (int c = 0; c < 4; ++c) Bs[s][a_col + c][a_row] = rb[c];
+        } else {
+            *reinterpret_cast<float4*>(&Bs[s][b_row][b_col]) = make_float4(rb[0], rb[1], rb[2], rb[3]);
+        }
     };
     load_global(0);
     store_shared(0);
