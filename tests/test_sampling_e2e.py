@@ -156,3 +156,21 @@ def test_vllm_missing_gives_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
     with pytest.raises(RuntimeError, match="needs the `vllm` package"):
         get_sampler("vllm", model="x")
+
+
+def test_mkb_generate_tiny_then_mkb_eval(tmp_path, capsys):
+    """The CLI pair: `mkb generate --hf tiny` (noise) then `mkb eval --generations` records each sample."""
+    import json
+
+    from multikernelbench.cli.main import main
+
+    gen, db = tmp_path / "g.jsonl", tmp_path / "r.sqlite"
+    argv = ["generate", "--model", "tiny-random", "--hf", "tiny", "--task", "activation.relu", "--samples", "2",
+            "--max-tokens", "8", "--out", str(gen)]
+    assert main(argv) == 0 and main(argv) == 0
+    capsys.readouterr()
+    assert main(["eval", "--generations", str(gen), "--backend", "cpu", "--allow-code-execution", "--db", str(db),
+                 "--no-timing", "--task", "activation.relu", "--json", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert len(rows) == 2 and all(r["task_id"] == "activation.relu" for r in rows)
+    assert all(r["status"] == "compile_error" for r in rows)  # noise has no code: a failed sample, not lost
