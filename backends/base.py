@@ -46,6 +46,11 @@ class Backend(abc.ABC):
     overlap_compile_with_timing: bool = False
     #: Whether the timer gives trustworthy numbers here (False e.g. for an interpreter mode).
     timing_available: bool = True
+    #: Workers may be forked from a zygote that imported torch (see engine/zygote_main.py); a backend whose
+    #: toolchain must be imported fresh in each worker sets this False.
+    zygote_ok: bool = True
+    #: Extra modules the zygote imports before forking (slow, safe to share: no device initialisation).
+    zygote_preload: tuple[str, ...] = ()
 
     def __init__(self, **options: Any) -> None:
         self.options = options

@@ -40,6 +40,7 @@ class CpuBackend(Backend):
     times_on_cpu_shape = True
     overlap_compile_with_timing = False  # compiles would steal the cores being timed
     timing_available = True
+    zygote_preload = ("multikernelbench.backends.cpu", "torch.utils.cpp_extension")
 
     def availability(self) -> Availability:
         cxx = os.environ.get("CXX", "c++")

@@ -78,7 +78,8 @@ def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: s
 
 class CandidateEvaluation:
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
-                 seeds: SeedSource) -> None:
+                 seeds: SeedSource, zygote=None) -> None:
+        self.zygote = zygote
         self.task, self.source, self.build_dir = task, source, build_dir
         self.backend, self.config, self.seeds = backend, config, seeds
         self.report = CorrectnessReport()
@@ -91,7 +92,8 @@ class CandidateEvaluation:
         self.ref_aliases: list[int] | None = None
 
     def run(self, result: EvalResult) -> EvalResult:
-        worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend))
+        worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend),
+                        zygote=self.zygote)
         worker.start()
         try:
             self._evaluate(worker, result)

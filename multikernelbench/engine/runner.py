@@ -85,11 +85,31 @@ class Runner:
                 todo.append(i)
         for i in sorted(results):
             self._emit(results[i], candidates[i])
-        with Progress(enabled=self.show_progress) as bar:
-            bar.add("compile", len(todo))
-            bar.add("evaluate", len(todo))
-            self._run(by_id, candidates, todo, results, bar)
+        self.zygote = self._start_zygote() if todo else None
+        try:
+            with Progress(enabled=self.show_progress) as bar:
+                bar.add("compile", len(todo))
+                bar.add("evaluate", len(todo))
+                self._run(by_id, candidates, todo, results, bar)
+        finally:
+            if self.zygote is not None:
+                self.zygote.close()
         return [results[i] for i in range(len(candidates))]
+
+    def _start_zygote(self):
+        """A pre-imported process to fork workers from (saves ~4 s of CPU per worker); None to use fresh
+        interpreters, which is also the fallback when the zygote cannot start."""
+        if not (self.config.zygote and self.backend.zygote_ok):
+            return None
+        from multikernelbench.engine.zygote import Zygote, ZygoteError
+
+        env = dict(os.environ)
+        env.update(self.backend.worker_env(Path(self.config.build_root)))
+        try:
+            return Zygote(env, tuple(self.backend.zygote_preload))
+        except ZygoteError as exc:
+            print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
+            return None
 
     def _run(self, by_id, candidates, todo, results, bar) -> None:
         cfg = self.config
@@ -158,7 +178,8 @@ class Runner:
             return result
         build_dir.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        worker = Worker("compile", self.backend.worker_env(build_dir), worker_limits(self.config, self.backend))
+        worker = Worker("compile", self.backend.worker_env(build_dir), worker_limits(self.config, self.backend),
+                        zygote=self.zygote)
         worker.start()
         try:
             header = {"op": "compile", "backend": self.backend.name, "backend_options": self.backend.options,
@@ -183,7 +204,7 @@ class Runner:
     def _device(self, task: Task, cand: Candidate, result: EvalResult) -> EvalResult:
         try:
             return CandidateEvaluation(task, cand.source, self.build_dir(cand), self.backend, self.config,
-                                       self.seeds).run(result)
+                                       self.seeds, zygote=self.zygote).run(result)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             result.status = Status.RUNTIME_ERROR
             result.message = f"harness error while evaluating: {exc!r}"

@@ -89,6 +89,8 @@ class Worker:
     conn: Connection | None = None
     workdir: Path | None = None
     _tmp: Any = None
+    #: A multikernelbench.engine.zygote.Zygote to fork from (fast), or None for a fresh interpreter.
+    zygote: Any = None
 
     def start(self) -> "Worker":
         self._tmp = tempfile.TemporaryDirectory(prefix=f"mkb-{self.role}-", ignore_cleanup_errors=True)
@@ -106,10 +108,20 @@ class Worker:
         env["TMPDIR"] = str(self.workdir)  # temp files land in the worker's own folder (removed at close)
         limits = self.limits
         with open(self.workdir / "stdout.txt", "wb") as out, open(self.workdir / "stderr.txt", "wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()), self.role],
-                pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: _apply_limits(limits))
+            if self.zygote is not None and self.zygote.alive():
+                from multikernelbench.engine.zygote import ZygoteError
+
+                try:
+                    self.proc = self.zygote.spawn(self.role, env, str(self.workdir), limits, child_sock.fileno(),
+                                                  out.fileno(), err.fileno())
+                except ZygoteError:
+                    self.proc = None  # fall back to a fresh interpreter below
+            if self.proc is None:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()),
+                     self.role],
+                    pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                    stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: _apply_limits(limits))
         child_sock.close()
         self.conn = Connection(parent_sock.detach())
         return self

@@ -263,9 +263,13 @@ def _copy_matching_state(ref, model) -> None:
 
 
 def main() -> None:
+    serve(int(sys.argv[1]), sys.argv[2])
+
+
+def serve(fd: int, role: str) -> None:
+    """The request loop (entered from ``main`` in a fresh interpreter, or after a fork from the zygote)."""
     from multikernelbench.engine import protocol
 
-    fd, role = int(sys.argv[1]), sys.argv[2]
     conn = Connection(fd)
     state = WorkerState(role)
     send = protocol.send

@@ -1,0 +1,112 @@
+"""Parent-side client of the zygote (see zygote_main), and a Popen-like handle for its children."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+
+from multikernelbench.engine.zygote_main import _recv_msg, _send_msg
+
+#: Imported by the zygote before it forks: everything a worker needs that is slow to import and safe to
+#: share (no candidate code, no CUDA initialisation, no threads started).
+BASE_PRELOAD = ("torch", "torch._dynamo", "torch.nn.functional", "multikernelbench.engine.worker_main",
+                "multikernelbench.engine.protocol", "multikernelbench.engine.timing",
+                "multikernelbench.tasks.module", "multikernelbench.anticheat.runtime",
+                "multikernelbench.anticheat.guard", "multikernelbench.backends")
+
+
+class ZygoteError(RuntimeError):
+    pass
+
+
+class Zygote:
+    def __init__(self, env: dict[str, str], preload: tuple[str, ...] = ()) -> None:
+        ours, theirs = socket.socketpair()
+        modules = list(BASE_PRELOAD) + [m for m in preload if m not in BASE_PRELOAD]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "multikernelbench.engine.zygote_main", str(theirs.fileno()), json.dumps(modules)],
+            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+        theirs.close()
+        self.sock = ours
+        self.lock = threading.Lock()
+        self.sock.settimeout(300)
+        try:
+            msg, _ = _recv_msg(self.sock)
+        except (EOFError, OSError) as exc:
+            self.close()
+            raise ZygoteError(f"zygote failed to start: {exc!r}") from None
+        if not msg.get("ready"):
+            raise ZygoteError("zygote did not report ready")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def spawn(self, role: str, env: dict[str, str], cwd: str, limits, chan_fd: int, out_fd: int,
+              err_fd: int) -> "ZygoteChild":
+        msg = {"op": "spawn", "role": role, "env": env, "cwd": cwd, "limits": asdict(limits)}
+        body = json.dumps(msg).encode()
+        with self.lock:
+            try:
+                socket.send_fds(self.sock, [len(body).to_bytes(8, "little")], [chan_fd, out_fd, err_fd])
+                self.sock.sendall(body)
+                reply, _ = _recv_msg(self.sock)
+            except (EOFError, OSError) as exc:
+                raise ZygoteError(f"zygote did not spawn a worker: {exc!r}") from None
+        return ZygoteChild(self, int(reply["pid"]))
+
+    def status(self, pid: int) -> int | None:
+        with self.lock:
+            try:
+                _send_msg(self.sock, {"op": "status", "pid": pid})
+                reply, _ = _recv_msg(self.sock)
+            except (EOFError, OSError):
+                return -signal.SIGKILL  # the zygote is gone, and with it the knowledge of this child
+        return reply["code"]
+
+    def close(self) -> None:
+        with self.lock:
+            try:
+                _send_msg(self.sock, {"op": "exit"})
+            except OSError:
+                pass
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class ZygoteChild:
+    """The subset of ``subprocess.Popen`` that the sandbox uses, for a worker forked by the zygote."""
+
+    def __init__(self, zygote: Zygote, pid: int) -> None:
+        self.zygote = zygote
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.status(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
+            time.sleep(0.02)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

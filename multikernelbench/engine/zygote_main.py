@@ -1,0 +1,116 @@
+"""The zygote: a process that has imported torch and the worker code, and forks workers on request.
+
+Starting a fresh interpreter and importing torch costs ~4 s of CPU per worker, and the engine starts one
+or two workers per candidate; forking from a zygote costs milliseconds. The zygote never runs candidate
+code and never initialises CUDA, so every child starts as clean as a fresh interpreter would: its own
+session, working directory, environment, limits and stdio are set after the fork, before worker code runs.
+
+Control protocol (one request at a time, from the parent's single Zygote client): 8-byte length + JSON;
+``spawn`` carries three fds by SCM_RIGHTS (the worker's channel, stdout file, stderr file) and gets the
+child's pid back; ``status`` reaps a child and returns its exit code (Popen convention: -N for signal N).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import socket
+import struct
+import sys
+import traceback
+
+
+def _recv_msg(sock: socket.socket, nfds: int = 0) -> tuple[dict, list[int]]:
+    head, fds, _, _ = socket.recv_fds(sock, 8, nfds) if nfds else (sock.recv(8), [], 0, None)
+    if len(head) < 8:
+        raise EOFError
+    (n,) = struct.unpack("<Q", head)
+    body = b""
+    while len(body) < n:
+        chunk = sock.recv(n - len(body))
+        if not chunk:
+            raise EOFError
+        body += chunk
+    return json.loads(body), list(fds)
+
+
+def _send_msg(sock: socket.socket, msg: dict) -> None:
+    body = json.dumps(msg).encode()
+    sock.sendall(struct.pack("<Q", len(body)) + body)
+
+
+def _become_worker(msg: dict, fds: list[int], control: socket.socket) -> None:
+    """In the forked child: turn into a worker exactly as a fresh `python -m ...worker_main` would be."""
+    from multikernelbench.engine.sandbox import Limits, _apply_limits
+
+    chan, out, err = fds
+    control.close()
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    for fd in (devnull, out, err):
+        os.close(fd)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    os.chdir(msg["cwd"])
+    os.environ.clear()
+    os.environ.update(msg["env"])
+    sys.dont_write_bytecode = True
+    import tempfile
+
+    tempfile.tempdir = None  # re-read TMPDIR from the new environment
+    _apply_limits(Limits(**msg["limits"]))
+    from multikernelbench.engine import worker_main
+
+    worker_main.serve(chan, msg["role"])
+
+
+def serve(control: socket.socket) -> None:
+    while True:
+        try:
+            msg, fds = _recv_msg(control, nfds=3)
+        except (EOFError, ConnectionError, OSError):
+            return
+        op = msg.get("op")
+        if op == "spawn":
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    _become_worker(msg, fds, control)
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else 1
+                except BaseException:  # noqa: BLE001 - report and die: the parent sees a crashed worker
+                    traceback.print_exc()
+                    code = 70
+                finally:
+                    os._exit(code)
+            for fd in fds:
+                os.close(fd)
+            _send_msg(control, {"pid": pid})
+        elif op == "status":
+            try:
+                done, status = os.waitpid(int(msg["pid"]), os.WNOHANG)
+                code = os.waitstatus_to_exitcode(status) if done else None
+            except ChildProcessError:
+                code = msg.get("unknown", -9)
+            _send_msg(control, {"code": code})
+        elif op == "exit":
+            return
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    for name in json.loads(sys.argv[2]):
+        importlib.import_module(name)
+    _send_msg(control, {"ready": True})
+    serve(control)
+
+
+if __name__ == "__main__":
+    main()
