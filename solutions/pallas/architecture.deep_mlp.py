@@ -2,8 +2,6 @@
 ReLU fused in the kernel (fp32 HIGHEST); activations stay padded to whole tiles between layers, so only
 the input is padded once and the output sliced once."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import torch

@@ -3,8 +3,6 @@
 precision=HIGHEST keeps full fp32 products (the GPU lowering otherwise uses TF32, which the task's
 tolerance rejects at large K). Operands are zero-padded to whole tiles (no-op at n=8192)."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import torch

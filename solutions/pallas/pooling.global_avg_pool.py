@@ -3,8 +3,6 @@
 Rows are zero-padded to a power-of-two width (no-op at the benchmark's 64x64 planes); the sum is divided
 by the true H*W."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import torch

@@ -4,8 +4,6 @@ Grid (batch, inner tiles of 128); each step walks R in chunks of 32 rows with a 
 [32, 128] tile, so every element is read once with contiguous 512-byte rows. R and I are zero-padded to
 whole chunks (zeros do not change a sum; no-op at the benchmark shape)."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import torch
