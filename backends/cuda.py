@@ -139,6 +139,12 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         torch.cuda.synchronize()  # cudaDeviceSynchronize: every stream of the device
 
+    def kernel_probe(self, build_dir: Path) -> Any:
+        """Own-kernel evidence from the profiler (anti-cheat: vendor-library kernels must not do the work)."""
+        from multikernelbench.anticheat.gpu_probe import ProfilerKernelProbe
+
+        return ProfilerKernelProbe()
+
     def make_timer(self, config: Any):
         from multikernelbench.backends.cuda_timing import CudaEventTimer
 

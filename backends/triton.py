@@ -62,6 +62,14 @@ class TritonBackend(Backend):
         if not self.interpret:
             torch.cuda.synchronize()
 
+    def kernel_probe(self, build_dir: Path) -> Any:
+        """On the GPU: own-kernel evidence from the profiler; the interpreter launches no device kernels."""
+        if self.interpret:
+            return None
+        from multikernelbench.anticheat.gpu_probe import ProfilerKernelProbe
+
+        return ProfilerKernelProbe()
+
     def make_timer(self, config: Any):
         if self.interpret:
             # Never used for reported numbers (timing_available is False); kept so the interface holds.
