@@ -158,3 +158,37 @@ def test_opt_in_required(suite, build_root):
     with pytest.raises(CodeExecutionNotAllowed):
         evaluate_candidates([suite[RELU]], [cand(CASES["honest"][0])],
                             EngineConfig(build_root=build_root, allow_code_execution=False))
+
+
+def _running(cmdline_part: str) -> list[int]:
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if cmdline_part.encode() in f.read().replace(b"\0", b" "):
+                        found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def test_no_process_outlives_its_worker(suite, build_root):
+    """A helper process in its own process group (as ninja starts compilers) is still ended with the worker."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig
+
+    marker = "sleep 987.5"
+    body = f"""
+        import subprocess
+        subprocess.Popen(["sleep", "987.5"], process_group=0)
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)
+        """
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=3, skip_timing=True,
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    evaluate_candidates([suite[RELU]], [cand(body, label="spawner")], cfg)
+    assert not _running(marker), "a process started by the candidate survived its worker"

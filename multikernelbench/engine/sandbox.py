@@ -45,6 +45,7 @@ class Limits:
 
 
 _CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True) if os.name == "posix" else None
 
 
@@ -76,8 +77,46 @@ def _apply_limits(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if limits.max_processes > 0 and os.geteuid() != 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the worker dies with the process that started it
     if limits.isolate_network and _LIBC is not None:
         _LIBC.unshare(_CLONE_NEWNET)  # failure (no privilege) leaves the worker in the host namespace
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
+    pids = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return pids
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) == sid:  # after "pid (comm)": state ppid pgrp session ...
+                pids.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
+
+
+def kill_session(sid: int, rounds: int = 5) -> None:
+    """SIGKILL every process of a worker's session. Killing its process group is not enough: ninja puts
+    each compiler command in a process group of its own, so a compile that never ends would outlive it.
+    (A candidate that calls setsid() itself leaves the session; the docs list that as a known limit.)"""
+    for _ in range(rounds):
+        members = [p for p in session_members(sid) if p != os.getpid()]
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
 
 
 @dataclass
@@ -194,6 +233,8 @@ class Worker:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if self.proc is not None:
+            kill_session(self.proc.pid)
 
     def close(self) -> None:
         if self.conn is not None and self.proc is not None and self.proc.poll() is None:
@@ -202,13 +243,7 @@ class Worker:
                 self.proc.wait(timeout=5)
             except Exception:
                 pass
-        self.kill()
-        # Also reap anything the candidate left running in the worker's process group.
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        self.kill()  # also ends anything the candidate or its build left running in the worker's session
         if self.conn is not None:
             self.conn.close()
         if self._tmp is not None:

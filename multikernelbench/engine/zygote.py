@@ -22,6 +22,13 @@ BASE_PRELOAD = ("torch", "torch._dynamo", "torch.nn.functional", "multikernelben
                 "multikernelbench.anticheat.guard", "multikernelbench.backends")
 
 
+def _die_with_parent() -> None:
+    from multikernelbench.engine.sandbox import _LIBC, _PR_SET_PDEATHSIG
+
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class ZygoteError(RuntimeError):
     pass
 
@@ -32,7 +39,8 @@ class Zygote:
         modules = list(BASE_PRELOAD) + [m for m in preload if m not in BASE_PRELOAD]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "multikernelbench.engine.zygote_main", str(theirs.fileno()), json.dumps(modules)],
-            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+            preexec_fn=_die_with_parent)
         theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
