@@ -6,12 +6,17 @@ published dataset behaves exactly like the file it was built from.
 
 from __future__ import annotations
 
+import threading
 import types
 from typing import Any
 
 import torch
 
 from multikernelbench.tasks.record import Task, torch_dtype
+
+# nn.Module initialisers draw from torch's process-global RNG: two threads seeding and constructing at once
+# (the engine's parallel device workers compute references in the parent) would interleave their draws.
+_GLOBAL_RNG_LOCK = threading.Lock()
 
 REQUIRED = ("Model", "get_init_inputs", "get_inputs", "TEST_SHAPES", "BENCH_SHAPE", "flops", "bytes_moved")
 
@@ -54,7 +59,7 @@ def make_model(model_cls: type, mod: types.ModuleType, shape: dict[str, Any], we
     shared seed gives them identical parameters.
     """
     init_args = list(mod.get_init_inputs(dict(shape)))
-    with torch.random.fork_rng(devices=[]):
+    with _GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(weight_seed)
         model = model_cls(*init_args)
     return model.to(device=device, dtype=torch_dtype(dtype)).eval()
