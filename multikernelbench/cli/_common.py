@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -67,5 +68,11 @@ def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
     return table
 
 
+def console(stderr: bool = False) -> Console:
+    """A console that does not squeeze tables to 80 columns when output goes to a file or a pipe."""
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 200)
+
+
 def print_table(pairs, title: str) -> None:
-    Console().print(results_table(pairs, title))
+    console().print(results_table(pairs, title))

@@ -9,9 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rich.console import Console
-
-from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
+from multikernelbench.cli._common import add_engine_options, console as make_console, engine_config, json_printer, print_table
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.engine.runner import Runner
 from multikernelbench.store import ResultStore
@@ -41,7 +39,7 @@ def run(args) -> int:
         results = runner.evaluate(tasks, candidates)
     pairs = list(zip(results, candidates))
     wall = time.perf_counter() - started
-    console = Console(stderr=args.json)  # keep stdout pure JSON lines under --json
+    console = make_console(stderr=args.json)  # keep stdout pure JSON lines under --json
     if not args.json:
         print_table(pairs, f"mkb demo: {len(results)} shipped {args.backend} candidates, {wall:.0f} s -> {args.db}")
     surprises = [(r, c) for r, c in pairs if r.status.value != (c.expect or "correct")]
