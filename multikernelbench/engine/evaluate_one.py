@@ -120,11 +120,11 @@ class CandidateEvaluation:
             return
         self._time(worker, result, weight_seed)
 
-    def _fail(self, outcome, shape) -> Verdict:
-        self.report.failure = outcome.failure
+    def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:
+        """An INCORRECT verdict on a correctness trial, recorded in the correctness report."""
+        self.report.failure = failure
         self.report.failed_shape = dict(shape)
-        status = Status.INCORRECT
-        return Verdict(status, outcome.message, outcome.failure)
+        return Verdict(Status.INCORRECT, message, failure)
 
     def _trial(self, worker: Worker, shape: dict, weight_seed: int) -> None:
         seed = self.seeds.next("trial", self.task.id)
@@ -138,12 +138,10 @@ class CandidateEvaluation:
         outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
-            raise self._fail(outcome, shape)
+            raise self._fail(outcome.failure, outcome.message, shape)
         ok, why = inputs_unchanged(cpu_inputs, payload["inputs_after"])
         if not ok:
-            self.report.failure = FailureKind.INPUT_MODIFIED
-            self.report.failed_shape = dict(shape)
-            raise Verdict(Status.INCORRECT, f"{why} (shape {shape})", FailureKind.INPUT_MODIFIED)
+            raise self._fail(FailureKind.INPUT_MODIFIED, f"{why} (shape {shape})", shape)
         self._judge_kernel(reply.get("evidence"), f"on shape {shape}")
         if self.config.anticheat.runtime_checks:
             if self.ref_aliases is None:
