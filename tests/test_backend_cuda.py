@@ -77,6 +77,36 @@ def test_side_stream_work_is_inside_the_clock():
 
 
 @pytest.mark.gpu
+@gpu
+def test_busy_host_is_not_taken_for_side_streams():
+    """Honest host-bound work (many small launches) timed while every core is busy: late wake-ups of the
+    host must not be read as work escaping onto another stream."""
+    import os
+    import subprocess
+    import sys
+
+    from multikernelbench.backends.cuda_timing import CudaEventTimer
+    from multikernelbench.engine.config import TimingConfig
+
+    x = torch.randn(1 << 20, device="cuda")
+
+    def many_small(i):
+        y = x
+        for _ in range(200):
+            y = y * 1.0001
+        return y
+
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 2))]
+    try:
+        timer = CudaEventTimer(TimingConfig(warmup=2, min_runs=10, max_runs=30, budget_s=2.0), allow_graphs=False)
+        st = timer.measure({"eager": many_small})["eager"]
+    finally:
+        for p in burners:
+            p.kill()
+    assert "side_streams" not in st.method, st
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @gpu
 def test_fast_builder_caches_by_content(tmp_path):

@@ -192,3 +192,69 @@ def test_no_process_outlives_its_worker(suite, build_root):
                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
     evaluate_candidates([suite[RELU]], [cand(body, label="spawner")], cfg)
     assert not _running(marker), "a process started by the candidate survived its worker"
+
+
+SAMPLED_CASES = {
+    "honest": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)
+        """, Status.CORRECT, None),
+    # Right on every test shape; at the (larger) timing shape only the very last element is wrong: the
+    # sampled check must still see it (the first and last 4096 positions are always compared).
+    "wrong_last_element_when_timed": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                y = torch.clamp_min(x, 0.0)
+                if x.numel() >= 256 * 8192:
+                    y.view(-1)[-1] += 1.0
+                return y
+        """, Status.INCORRECT, FailureKind.TIMED_OUTPUT_MISMATCH),
+    "wrong_shape_when_timed": ("""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                y = torch.clamp_min(x, 0.0)
+                return y.reshape(-1) if x.numel() >= 256 * 8192 else y
+        """, Status.INCORRECT, FailureKind.TIMED_OUTPUT_MISMATCH),
+    "caches_by_shape": (CASES["caches_by_shape"][0], Status.INCORRECT, FailureKind.TIMED_OUTPUT_MISMATCH),
+}
+
+
+@pytest.fixture(scope="module")
+def sampled_outcomes(suite, build_root):
+    """Timed outputs above ``timed_check_full_limit`` are compared at sampled positions (large GPU outputs)."""
+    from multikernelbench.anticheat import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=7,
+                       run_timeout_s=20.0, compile_workers=2, timed_check_full_limit=1000,
+                       timed_check_samples=5000,
+                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                       anticheat=AntiCheatConfig(require_custom_kernel=False, static_checks=False))
+    cands = [cand(body, label=name) for name, (body, _, _) in SAMPLED_CASES.items()]
+    results = evaluate_candidates([suite[RELU]], cands, cfg)
+    return {c.label: r for c, r in zip(cands, results)}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLED_CASES))
+def test_sampled_timed_output_check(sampled_outcomes, name):
+    _, status, failure = SAMPLED_CASES[name]
+    result = sampled_outcomes[name]
+    assert result.status == status, result.message
+    assert result.failure == failure, result.message
+    if status != Status.CORRECT:
+        assert "sample of the output" in result.message or "shape" in result.message, result.message
+
+
+def test_sample_positions_cover_both_ends():
+    import torch
+
+    from multikernelbench.engine.checking import sample_flat, sample_positions
+
+    t = torch.arange(10_000)
+    pos = sample_positions(1, 50, 16)
+    got = sample_flat(t, pos, 100)
+    assert got.numel() == 50 + 32
+    assert set(range(16)) <= set(got.tolist()) and set(range(10_000 - 16, 10_000)) <= set(got.tolist())
+    assert torch.equal(sample_flat(t, pos, 20_000), t)  # small outputs are compared whole
+    assert not torch.equal(sample_positions(1, 50, 16), sample_positions(2, 50, 16))

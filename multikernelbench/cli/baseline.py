@@ -39,6 +39,10 @@ def add_parser(sub) -> None:
     p.add_argument("--chunk", type=int, default=0, help="tasks per precompile chunk (default 2x workers)")
     p.add_argument("--timing-budget-s", type=float, default=1.0, help="wall budget per timed callable")
     p.add_argument("--inductor-cache", default=None, help="TORCHINDUCTOR_CACHE_DIR shared with workers")
+    p.add_argument("--precompile-timeout-s", type=float, default=240.0,
+                   help="a chunk's precompile phase ends after this; unfinished tasks are timed eager only")
+    p.add_argument("--precompile-threads", type=int, default=2,
+                   help="inductor compile threads per precompile worker (N workers x all cores exhausted memory)")
     p.set_defaults(func=run)
 
 
@@ -61,6 +65,67 @@ def _build(task, on_cpu: bool, device) -> tuple[Any, list[list[Any]], dict]:
     model = make_model(mod.Model, mod, shape, 1234, task.dtype, device)
     sets = [make_inputs(mod, shape, 1000 + k, task.dtype, device) for k in range(2)]
     return model, sets, shape
+
+
+def _precompile_init(threads: int) -> None:
+    """In each spawned precompile worker, before torch is imported there."""
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
+
+
+def _precompile_chunk(executor, make_executor, payloads: list[dict], timeout_s: float) -> tuple[dict, Any]:
+    """Precompile a chunk in a process pool that survives a worker's death or a compile that never ends.
+
+    ``multiprocessing.Pool`` waits forever for a task whose worker died (seen on the H200: whole chunks
+    hung until the session's limit). Here a dead worker breaks the pool, which is replaced; the tasks it
+    took with it are retried one at a time, and a task still unfinished at the deadline is given up
+    (its reference is then timed eager only, with the reason recorded)."""
+    from concurrent.futures import wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    executor = executor or make_executor()
+    results: dict[str, dict] = {}
+    futures = {executor.submit(_precompile_one, p): p for p in payloads}
+    done, pending = wait(futures, timeout=timeout_s)
+    retry = []
+    for f in done:
+        try:
+            r = f.result()
+            results[r["task_id"]] = r
+        except BrokenProcessPool:
+            retry.append(futures[f])
+        except Exception as exc:  # noqa: BLE001
+            tid = futures[f]["task"]["id"]
+            results[tid] = {"task_id": tid, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    for f in pending:
+        tid = futures[f]["task"]["id"]
+        results[tid] = {"task_id": tid, "ok": False, "seconds": timeout_s, "abandoned": True,
+                        "error": f"precompile did not finish within {timeout_s:.0f} s"}
+    if pending or retry:
+        _kill_executor(executor)
+        for p in retry:  # alone, so a crash is attributed to the task that caused it
+            executor = make_executor(1)
+            f = executor.submit(_precompile_one, p)
+            tid = p["task"]["id"]
+            try:
+                results[tid] = f.result(timeout=timeout_s)
+            except BrokenProcessPool:
+                results[tid] = {"task_id": tid, "ok": False, "abandoned": True,
+                                "error": "precompile worker died (crash or killed for memory)"}
+            except Exception as exc:  # noqa: BLE001 - includes the timeout
+                results[tid] = {"task_id": tid, "ok": False, "abandoned": True,
+                                "error": f"precompile failed: {type(exc).__name__}: {exc}"[:300]}
+            _kill_executor(executor)
+        executor = None
+    return results, executor
+
+
+def _kill_executor(executor) -> None:
+    for proc in list(getattr(executor, "_processes", {}).values()):
+        try:
+            proc.kill()
+        except Exception:  # noqa: BLE001
+            pass
+    executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _precompile_one(payload: dict) -> dict:
@@ -88,7 +153,7 @@ def _precompile_one(payload: dict) -> dict:
     return {"task_id": task.id, "ok": ok, "error": err, "seconds": time.perf_counter() - t0}
 
 
-def _measure(task, backend, args, hardware: str) -> dict:
+def _measure(task, backend, args, hardware: str, skip_compile: str = "") -> dict:
     import torch
 
     from multikernelbench.engine.config import TimingConfig
@@ -103,7 +168,9 @@ def _measure(task, backend, args, hardware: str) -> dict:
         flops, nbytes = task.costs_for_timing(on_cpu)
         row.update(shape=shape, flops=flops, bytes=nbytes)
         fns = {"eager": lambda i: model(*sets[i % 2])}
-        if not args.no_compile:
+        if skip_compile:
+            row["compile_error"] = skip_compile
+        elif not args.no_compile:
             t0 = time.perf_counter()
             try:
                 compiled = torch.compile(model)
@@ -159,11 +226,15 @@ def run(args) -> int:
     dev = backend.device()
     workers = 0 if args.no_compile else args.precompile_workers
     chunk = args.chunk or max(1, 2 * workers) if workers else 1
-    pool = None
-    if workers:
-        import multiprocessing as mp
+    executor = None
 
-        pool = mp.get_context("spawn").Pool(workers)
+    def make_executor(n: int = workers):
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(n, mp_context=mp.get_context("spawn"), initializer=_precompile_init,
+                                   initargs=(args.precompile_threads,))
+
     n_done = 0
     try:
         for c0 in range(0, len(todo), chunk):
@@ -171,15 +242,17 @@ def run(args) -> int:
                 break
             part = todo[c0:c0 + chunk]
             pre = {}
-            if pool is not None:
+            if workers:
                 payloads = [{"task": t.to_row(), "on_cpu": backend.times_on_cpu_shape, "device": str(dev)}
                             for t in part]
-                for r in pool.imap_unordered(_precompile_one, payloads):
-                    pre[r["task_id"]] = r
+                pre, executor = _precompile_chunk(executor, make_executor, payloads, args.precompile_timeout_s)
             for t in part:
                 if args.budget_s and time.perf_counter() - t_start > args.budget_s:
                     break
-                row = _measure(t, backend, args, hardware)
+                skip = ""
+                if pre.get(t.id, {}).get("abandoned"):  # compiling it here could hang or kill this process
+                    skip = "not compiled: " + pre[t.id]["error"]
+                row = _measure(t, backend, args, hardware, skip)
                 if t.id in pre:
                     row["precompile_s"] = pre[t.id]["seconds"]
                     if not pre[t.id]["ok"]:
@@ -194,8 +267,8 @@ def run(args) -> int:
                       f"{(' compile_error: ' + row['compile_error'][:100]) if 'compile_error' in row else ''}",
                       flush=True)
     finally:
-        if pool is not None:
-            pool.terminate()
+        if executor is not None:
+            _kill_executor(executor)
     remaining = len(todo) - n_done
     print(f"measured {n_done}; {remaining} remaining; results in {out}", flush=True)
     del torch

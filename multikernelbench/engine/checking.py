@@ -75,6 +75,36 @@ def compare_outputs(outputs: list[torch.Tensor], expected: list[torch.Tensor], a
     return CheckOutcome(True, None, "", worst_abs, worst_rel)
 
 
+def sample_positions(seed: int, count: int, edge: int) -> torch.Tensor:
+    """Flat positions to compare in large outputs: the first and last ``edge`` elements (tails are where
+    kernels go wrong) plus ``count`` uniformly random ones; negative values count from the end."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.cat([torch.arange(edge), torch.randint(0, 2**62, (count,), generator=g),
+                      -1 - torch.arange(edge)])
+
+
+def sample_flat(t: torch.Tensor, positions: torch.Tensor | None, full_limit: int) -> torch.Tensor:
+    """``t`` itself when small (or no positions given), else its flat values at ``positions mod numel``.
+
+    Used identically on the candidate's outputs (in the worker) and the expected ones (in the parent)."""
+    if positions is None or t.numel() <= full_limit:
+        return t
+    flat = t.reshape(-1)
+    return flat[torch.remainder(positions.to(flat.device), flat.numel())]
+
+
+def meta_mismatch(meta: list[list[Any]], expected: list[torch.Tensor]) -> str | None:
+    """Why the reported (shape, dtype) of timed outputs cannot match ``expected``, or None."""
+    if len(meta) != len(expected):
+        return f"returned {len(meta)} tensor(s), expected {len(expected)}"
+    for i, ((shape, dtype), ref) in enumerate(zip(meta, expected)):
+        if tuple(shape) != tuple(ref.shape):
+            return f"output {i} has shape {tuple(shape)}, expected {tuple(ref.shape)}"
+        if dtype != str(ref.dtype):
+            return f"output {i} has dtype {dtype}, expected {ref.dtype}"
+    return None
+
+
 def inputs_unchanged(before: list[Any], after: list[Any]) -> tuple[bool, str]:
     for i, (b, a) in enumerate(zip(before, after)):
         if not isinstance(b, torch.Tensor):

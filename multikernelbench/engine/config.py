@@ -32,6 +32,10 @@ class EngineConfig:
     memory_limit_gb: float = 16.0  # address-space limit of workers (RLIMIT_AS); 0 disables
     output_limit_mb: float = 256.0  # RLIMIT_FSIZE of workers: caps stdout floods and runaway writes
     check_timed_outputs: bool = True
+    #: Timed outputs up to this many elements are compared whole; larger ones at this many secret random
+    #: positions plus their first/last 4096 elements (drawn after timing, so the candidate cannot know them).
+    timed_check_full_limit: int = 1 << 22
+    timed_check_samples: int = 1 << 20
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False

@@ -17,7 +17,8 @@ import torch
 from multikernelbench.anticheat import judge
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.backends.base import Backend
-from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
+from multikernelbench.engine.checking import (compare_outputs, inputs_unchanged, meta_mismatch, sample_flat,
+                                              sample_positions)
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.reference import Reference, SeedSource
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
@@ -184,18 +185,7 @@ class CandidateEvaluation:
             raise Verdict(Status.CHEAT_DETECTED,
                           f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
         if cfg.check_timed_outputs:
-            for k, seed in enumerate(seeds):
-                expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, seed))
-                outcome = compare_outputs(payload["timed_outputs"][k], expected, self.task.atol, self.task.rtol, shape)
-                if not outcome.ok:
-                    raise Verdict(Status.INCORRECT, f"output of a timed run is wrong: {outcome.message}",
-                                  FailureKind.TIMED_OUTPUT_MISMATCH)
-            expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, fresh_seed))
-            outcome = compare_outputs(payload["fresh_outputs"], expected, self.task.atol, self.task.rtol, shape)
-            if not outcome.ok:
-                raise Verdict(Status.INCORRECT,
-                              "output is stale after the inputs were refreshed in place (cached across calls?): "
-                              + outcome.message, FailureKind.TIMED_OUTPUT_MISMATCH)
+            self._check_timed(worker, reply.get("output_meta") or [], shape, weight_seed, seeds, fresh_seed)
         result.candidate_timing = stats["candidate"]
         result.eager_timing = stats["eager"]
         result.compile_timing = stats.get("compiled")
@@ -208,6 +198,30 @@ class CandidateEvaluation:
         found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _check_timed(self, worker: Worker, meta: list, shape: dict, weight_seed: int, seeds: list[int],
+                     fresh_seed: int) -> None:
+        """Compare the outputs the worker kept from timing (large ones at positions drawn only now)."""
+        cfg = self.config
+        positions = sample_positions(self.seeds.next("positions", self.task.id), cfg.timed_check_samples, 4096)
+        _, payload = _request(worker, {"op": "timed_values", "full_limit": cfg.timed_check_full_limit},
+                              positions, cfg.run_timeout_s, "reading timed outputs", cfg.anticheat)
+        got = payload["timed_outputs"] + [payload["fresh_outputs"]]
+        for k, seed in enumerate(list(seeds) + [fresh_seed]):
+            expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, seed))
+            why = meta_mismatch(meta[k] if k < len(meta) else [], expected)
+            sampled = [sample_flat(e, positions, cfg.timed_check_full_limit) for e in expected]
+            outcome = compare_outputs(got[k], sampled, self.task.atol, self.task.rtol, shape) if why is None else None
+            if why is None and outcome.ok:
+                continue
+            message = why or outcome.message
+            if any(e.numel() > cfg.timed_check_full_limit for e in expected):
+                message += " (flat positions of a sample of the output)"
+            if k < len(seeds):
+                raise Verdict(Status.INCORRECT, f"output of a timed run is wrong: {message}",
+                              FailureKind.TIMED_OUTPUT_MISMATCH)
+            raise Verdict(Status.INCORRECT, "output is stale after the inputs were refreshed in place "
+                          f"(cached across calls?): {message}", FailureKind.TIMED_OUTPUT_MISMATCH)
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         try:
