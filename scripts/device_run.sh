@@ -1,14 +1,16 @@
 #!/bin/bash
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile
-# eval_cuda eval_triton eval_pallas baseline. Env: BASELINE_BUDGET (s), EVAL_TIMEOUT (s).
+# eval_cuda eval_triton eval_pallas gputests baseline. Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
+# CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
-R=$OUT/run; mkdir -p $R
+RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
-pack() { cp -r benchmarks $R/benchmarks_snapshot 2>/dev/null; tar czf $OUT/run.tar.gz -C $OUT run; }
+pack() { cp -r benchmarks $R/benchmarks_snapshot 2>/dev/null; tar czf $OUT/$RUN.tar.gz -C $OUT $RUN; }
 trap pack EXIT
-python3 -m pip install --no-deps --no-build-isolation -e . -q > $R/pip.log 2>&1 || echo "pip failed" | tee -a $R/pip.log
+[ -n "$SKIP_INSTALL" ] || python3 -m pip install --no-deps --no-build-isolation -e . -q > $R/pip.log 2>&1 || echo "pip failed" | tee -a $R/pip.log
 python3 -c "import multikernelbench.backends.cuda" >> $R/pip.log 2>&1 || { echo IMPORT FAILED; cat $R/pip.log; exit 1; }
 nvidia-smi > $R/nvidia-smi.txt 2>&1
 mkb() { python3 -m multikernelbench.cli.main "$@"; }
@@ -19,10 +21,11 @@ for step in "$@"; do
            cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
     fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
-    gputests) timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_backend_cuda.py -k 'not fast_builder' > $R/gputests.log 2>&1; tail -3 $R/gputests.log ;;
+    gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py \
+        -k 'not fast_builder' > $R/gputests.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/gputests.log | cut -c1-200; tail -2 $R/gputests.log ;;
     eval_*) b=${step#eval_}
       ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65}); timeout -s INT -k 30 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
-        --compile-baseline --timing-budget 1 --compile-workers 4 --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
+        --compile-baseline --timing-budget 1 --compile-workers ${COMPILE_WORKERS:-4} --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
 for l in open(sys.argv[1]):

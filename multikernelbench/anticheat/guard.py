@@ -66,9 +66,9 @@ class Guard:
                     return
             self._deny(f"network access ({event} {args[1:2]!r})")
         elif event in _PROCESS_EVENTS and self.in_forward:
-            if event == "subprocess.Popen" and _is_toolchain_call(args):
-                return  # Triton (and XLA) JIT-compile at the first launch and run ptxas then
-            self._deny(f"process creation ({event}) during forward")
+            if event == "subprocess.Popen" and (_is_toolchain_call(args) or _from_jit_runtime(args)):
+                return  # Triton (and XLA) JIT-compile at the first launch and run ptxas / cc then
+            self._deny(f"process creation ({event}{_describe_exe(args)}) during forward")
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill") and args and args[0] not in (0, _getpid()):
             self._deny(f"{event}{args!r} (signalling another process)")
 
@@ -88,6 +88,42 @@ def _is_toolchain_call(args: tuple) -> bool:
     except TypeError:
         return False
     return name in _TOOLCHAIN_EXECUTABLES
+
+
+def _exe_name(args: tuple) -> str:
+    exe = args[0] if args else None
+    argv = args[1] if len(args) > 1 else None
+    if exe is None and isinstance(argv, (list, tuple)) and argv:
+        exe = argv[0]
+    try:
+        return os.path.basename(os.fsdecode(exe)) if exe is not None else ""
+    except TypeError:
+        return ""
+
+
+def _describe_exe(args: tuple) -> str:
+    name = _exe_name(args) if args and not isinstance(args[0], int) else ""
+    return f" of {name}" if name else ""
+
+
+# Triton builds a small C launcher per kernel signature with the host C compiler at the first launch, and
+# finds libcuda with ``ldconfig -p``; both are allowed only when Triton's own runtime makes the call.
+_JIT_EXECUTABLES = {"cc", "gcc", "clang", "ldconfig"}
+_JIT_CALLERS = (os.path.join("triton", "runtime", "build.py"), os.path.join("triton", "backends", "nvidia", "driver.py"))
+
+
+def _from_jit_runtime(args: tuple) -> bool:
+    name = _exe_name(args)
+    if name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name and name != "ldconfig.real":
+        return False
+    frame = sys._getframe(2)
+    for _ in range(40):
+        if frame is None:
+            return False
+        if frame.f_code.co_filename.endswith(_JIT_CALLERS):
+            return True
+        frame = frame.f_back
+    return False
 
 
 _GUARD: Guard | None = None

@@ -217,7 +217,18 @@ class WorkerState:
         fns["eager"] = lambda i: ref(*sets[i % len(sets)])
         before_compile = self.evidence()
         if cfg.compile_baseline:
+            from torch._inductor import config as inductor_config
+
+            from multikernelbench.anticheat.runtime import python_threads
+
+            # In-process compilation: inductor's default pool (a thread plus one process per core) would be
+            # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
+            inductor_config.compile_threads = 1
             compiled = torch.compile(ref)
+            known = python_threads()
+            with torch.no_grad():
+                compiled(*sets[0])  # compiles now; threads started by the harness' compile are not the candidate's
+            self.threads_before.update({i: n for i, n in python_threads().items() if i not in known})
             fns["compiled"] = lambda i: compiled(*sets[i % len(sets)])
         timer = self.backend.make_timer(cfg)
         t0 = _perf_counter_ns()
