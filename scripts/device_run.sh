@@ -24,15 +24,19 @@ for step in "$@"; do
     gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py \
         -k 'not fast_builder' > $R/gputests.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/gputests.log | cut -c1-200; tail -2 $R/gputests.log ;;
     eval_*) b=${step#eval_}
-      ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65}); timeout -s INT -k 30 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
-        --compile-baseline --timing-budget 1 --compile-workers ${COMPILE_WORKERS:-4} --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
+      ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65})
+      v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
+      timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
+        $CB --timing-budget ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --json --no-progress > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
 for l in open(sys.argv[1]):
     try: r=json.loads(l)
     except Exception: continue
     ct=r.get("candidate_timing") or {}
-    print(f"{r.get('candidate','')[:38]:38s} {r['status']:15s} t={ct.get('median_ms')} su={r.get('speedup')} suc={r.get('speedup_compile')} rf={r.get('roofline_fraction')} {r.get('message','')[:150]}")
+    f = lambda x: None if x is None else round(x, 3)
+    print(f"{r.get('candidate','')[:38]:38s} {r['status']:15s} c={f(r.get('compile_time_s'))}s t={f(ct.get('median_ms'))} "
+          f"su={f(r.get('speedup'))} suc={f(r.get('speedup_compile'))} rf={f(r.get('roofline_fraction'))} {r.get('message','')[:150]}")
 PY
       tail -5 $R/eval_$b.err ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }

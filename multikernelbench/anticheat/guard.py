@@ -34,6 +34,7 @@ class Guard:
     #: True while candidate forward code runs: process creation is only needed by the harness's own
     #: build step (ninja/c++ at load), never by a forward call.
     in_forward: bool = False
+    jit_dirs: tuple[str, ...] = ()  # installed JIT runtimes (Triton) that may run their toolchain in a forward
 
     def _allowed(self, path) -> bool:
         try:
@@ -66,7 +67,8 @@ class Guard:
                     return
             self._deny(f"network access ({event} {args[1:2]!r})")
         elif event in _PROCESS_EVENTS and self.in_forward:
-            if event == "subprocess.Popen" and (_is_toolchain_call(args) or _from_jit_runtime(args)):
+            if event in ("subprocess.Popen", "os.posix_spawn") and (_is_toolchain_call(args)
+                                                                     or _from_jit_runtime(args)):
                 return  # Triton (and XLA) JIT-compile at the first launch and run ptxas / cc then
             self._deny(f"process creation ({event}{_describe_exe(args)}) during forward")
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill") and args and args[0] not in (0, _getpid()):
@@ -106,21 +108,40 @@ def _describe_exe(args: tuple) -> str:
     return f" of {name}" if name else ""
 
 
-# Triton builds a small C launcher per kernel signature with the host C compiler at the first launch, and
-# finds libcuda with ``ldconfig -p``; both are allowed only when Triton's own runtime makes the call.
-_JIT_EXECUTABLES = {"cc", "gcc", "clang", "ldconfig"}
-_JIT_CALLERS = (os.path.join("triton", "runtime", "build.py"), os.path.join("triton", "backends", "nvidia", "driver.py"))
+# Triton builds a small C launcher per kernel signature with the host C compiler at the first launch, finds
+# libcuda with ``ldconfig -p`` and asks ``platform.architecture()`` (which runs ``file``). These executables
+# are allowed only while a frame of the installed Triton package is on the stack (seen on the H200 with
+# Triton 3.6: Popen of ``file`` and ``posix_spawn`` of ptxas inside the first forward).
+_JIT_EXECUTABLES = {"cc", "gcc", "clang", "ldconfig", "ldconfig.real", "file"}
+_JIT_PACKAGES = ("triton",)
+
+
+def _package_dirs() -> tuple[str, ...]:
+    import importlib.util
+
+    dirs = []
+    for name in _JIT_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for d in (spec.submodule_search_locations or []) if spec else []:
+            dirs += [os.path.abspath(d) + os.sep, _realpath(d) + os.sep]  # co_filename may keep symlinks
+    return tuple(dirs)
 
 
 def _from_jit_runtime(args: tuple) -> bool:
     name = _exe_name(args)
-    if name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name and name != "ldconfig.real":
+    if name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name:
+        return False
+    dirs = _GUARD.jit_dirs if _GUARD is not None else _package_dirs()
+    if not dirs:
         return False
     frame = sys._getframe(2)
-    for _ in range(40):
+    for _ in range(60):
         if frame is None:
             return False
-        if frame.f_code.co_filename.endswith(_JIT_CALLERS):
+        if frame.f_code.co_filename.startswith(dirs):
             return True
         frame = frame.f_back
     return False
@@ -133,7 +154,8 @@ def install(allowed_dirs: list[str]) -> Guard:
     """Install the (permanent) hook once per worker; later calls return the same guard."""
     global _GUARD
     if _GUARD is None:
-        _GUARD = Guard([_realpath(d) for d in allowed_dirs if d], allowed_files=_toolchain_files())
+        _GUARD = Guard([_realpath(d) for d in allowed_dirs if d], allowed_files=_toolchain_files(),
+                       jit_dirs=_package_dirs())
         sys.addaudithook(_GUARD)
     return _GUARD
 
