@@ -258,3 +258,21 @@ def test_sample_positions_cover_both_ends():
     assert set(range(16)) <= set(got.tolist()) and set(range(10_000 - 16, 10_000)) <= set(got.tolist())
     assert torch.equal(sample_flat(t, pos, 20_000), t)  # small outputs are compared whole
     assert not torch.equal(sample_positions(1, 50, 16), sample_positions(2, 50, 16))
+
+
+def test_trace_file_records_every_phase(suite, build_root, tmp_path):
+    """``--trace``: build, device start, load, each check and timing request leave a line as they happen."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    trace = tmp_path / "trace.log"
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=11, trace_path=trace,
+                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    (r,) = evaluate_candidates([suite[RELU]], [cand(CASES["honest"][0], label="traced")], cfg)
+    assert r.status == Status.CORRECT, r.message
+    text = trace.read_text()
+    for needle in ("build start", "build end after", "device worker start", "load start", "check start",
+                   "time start", "time end after", "timed_values end after"):
+        assert needle in text, (needle, text)
+    assert text.count("check end after") == r.correctness.trials

@@ -29,6 +29,7 @@ def add_engine_options(p) -> None:
     p.add_argument("--seed", type=int, default=None, help="deterministic seeds (default: fresh secret seeds)")
     p.add_argument("--json", action="store_true", help="print one JSON line per result on stdout")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--trace", type=Path, default=None, help="append a timestamped line per phase to this file")
 
 
 def engine_config(args, allow: bool) -> EngineConfig:
@@ -39,6 +40,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget))
     if args.build_root:
         cfg.build_root = args.build_root
+    cfg.trace_path = getattr(args, "trace", None)
     return cfg
 
 

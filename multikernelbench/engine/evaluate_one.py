@@ -22,6 +22,7 @@ from multikernelbench.engine.checking import (compare_outputs, inputs_unchanged,
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.reference import Reference, SeedSource
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
+from multikernelbench.engine.trace import Trace
 from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 
@@ -59,8 +60,12 @@ def _reply_error(reply: dict[str, Any], what: str) -> Verdict:
 
 
 def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: str,
-             anticheat: AntiCheatConfig | None = None) -> tuple[dict, Any]:
+             anticheat: AntiCheatConfig | None = None, trace: Trace | None = None,
+             who: str = "") -> tuple[dict, Any]:
     """One request; with ``anticheat``, behaviour evidence in the reply (even a failed one) is judged first."""
+    t0 = time.perf_counter()
+    if trace is not None:
+        trace(who, f"{header.get('op')} start ({what})")
     try:
         reply, payload = worker.request(header, tensors, timeout=timeout)
     except WorkerTimeout as exc:
@@ -68,6 +73,9 @@ def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: s
     except WorkerDied as exc:
         failure = FailureKind.RESOURCE_LIMIT if exc.signal_name in ("SIGXFSZ", "SIGXCPU") else FailureKind.SIGNAL
         raise Verdict(Status.CRASH, f"{what}: {exc}", failure) from None
+    finally:
+        if trace is not None:
+            trace(who, f"{header.get('op')} end after {time.perf_counter() - t0:.1f} s")
     if anticheat is not None:
         findings = judge.behaviour_findings(reply.get("evidence"), anticheat)
         if findings:
@@ -90,6 +98,8 @@ class CandidateEvaluation:
                      "anticheat": {"runtime_checks": config.anticheat.runtime_checks,
                                    "require_custom_kernel": config.anticheat.require_custom_kernel}}
         self.expect_probe = backend.kernel_probe(build_dir) is not None
+        self.trace = Trace(config.trace_path) if config.trace_path else None
+        self.who = f"{task.id} [{Path(build_dir).name[:12]}]"
         self.ref_aliases: list[int] | None = None
 
     def run(self, result: EvalResult) -> EvalResult:
@@ -110,7 +120,7 @@ class CandidateEvaluation:
     def _evaluate(self, worker: Worker, result: EvalResult) -> None:
         cfg = self.config
         _request(worker, {**self.base, "op": "load", "source": self.source}, None, cfg.run_timeout_s, "loading",
-                 cfg.anticheat)
+                 cfg.anticheat, self.trace, self.who)
         weight_seed = self.seeds.next("weights", self.task.id)
         for shape in self.task.test_shapes:
             for _ in range(self.task.seeds_per_shape):
@@ -135,7 +145,7 @@ class CandidateEvaluation:
         self.report.trials += 1
         reply, payload = _request(worker, {"op": "check", "shape": shape, "weight_seed": weight_seed},
                                   cpu_inputs, self.config.run_timeout_s, f"running on shape {shape}",
-                                  self.config.anticheat)
+                                  self.config.anticheat, self.trace, self.who)
         outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
@@ -173,7 +183,7 @@ class CandidateEvaluation:
         reply, payload = _request(
             worker, {"op": "time", "shape": shape, "weight_seed": weight_seed, "seeds": seeds,
                      "fresh_seed": fresh_seed, "timing": asdict(cfg.timing)},
-            None, timeout, f"timing on shape {shape}", cfg.anticheat)
+            None, timeout, f"timing on shape {shape}", cfg.anticheat, self.trace, self.who)
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
         if reply.get("inputs_modified"):
@@ -205,7 +215,8 @@ class CandidateEvaluation:
         cfg = self.config
         positions = sample_positions(self.seeds.next("positions", self.task.id), cfg.timed_check_samples, 4096)
         _, payload = _request(worker, {"op": "timed_values", "full_limit": cfg.timed_check_full_limit},
-                              positions, cfg.run_timeout_s, "reading timed outputs", cfg.anticheat)
+                              positions, cfg.run_timeout_s, "reading timed outputs", cfg.anticheat,
+                              self.trace, self.who)
         got = payload["timed_outputs"] + [payload["fresh_outputs"]]
         for k, seed in enumerate(list(seeds) + [fresh_seed]):
             expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, seed))
