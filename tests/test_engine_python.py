@@ -269,10 +269,14 @@ def test_trace_file_records_every_phase(suite, build_root, tmp_path):
     cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=11, trace_path=trace,
                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
-    (r,) = evaluate_candidates([suite[RELU]], [cand(CASES["honest"][0], label="traced")], cfg)
+    # A source of its own: the session's build cache would otherwise skip the build of the shared "honest" one.
+    source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # traced run")
+    (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="traced")], cfg)
     assert r.status == Status.CORRECT, r.message
     text = trace.read_text()
     for needle in ("build start", "build end after", "device worker start", "load start", "check start",
                    "time start", "time end after", "timed_values end after"):
         assert needle in text, (needle, text)
     assert text.count("check end after") == r.correctness.trials
+    stamps = [float(line.split("+", 1)[1].split("s", 1)[0]) for line in text.splitlines()]
+    assert stamps == sorted(stamps)  # one clock for the whole run

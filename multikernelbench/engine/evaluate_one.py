@@ -87,7 +87,7 @@ def _request(worker: Worker, header: dict, tensors: Any, timeout: float, what: s
 
 class CandidateEvaluation:
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
-                 seeds: SeedSource, zygote=None) -> None:
+                 seeds: SeedSource, zygote=None, trace: Trace | None = None) -> None:
         self.zygote = zygote
         self.task, self.source, self.build_dir = task, source, build_dir
         self.backend, self.config, self.seeds = backend, config, seeds
@@ -98,7 +98,7 @@ class CandidateEvaluation:
                      "anticheat": {"runtime_checks": config.anticheat.runtime_checks,
                                    "require_custom_kernel": config.anticheat.require_custom_kernel}}
         self.expect_probe = backend.kernel_probe(build_dir) is not None
-        self.trace = Trace(config.trace_path) if config.trace_path else None
+        self.trace = trace if trace is not None else (Trace(config.trace_path) if config.trace_path else None)
         self.who = f"{task.id} [{Path(build_dir).name[:12]}]"
         self.ref_aliases: list[int] | None = None
 

@@ -210,7 +210,7 @@ class Runner:
         self.trace(f"{task.id} [{cand.code_hash[:12]}]", "device worker start")
         try:
             return CandidateEvaluation(task, cand.source, self.build_dir(cand), self.backend, self.config,
-                                       self.seeds, zygote=self.zygote).run(result)
+                                       self.seeds, zygote=self.zygote, trace=self.trace).run(result)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             result.status = Status.RUNTIME_ERROR
             result.message = f"harness error while evaluating: {exc!r}"
