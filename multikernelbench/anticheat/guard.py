@@ -79,20 +79,9 @@ class Guard:
 _TOOLCHAIN_EXECUTABLES = {"ptxas", "ptxas-blackwell", "nvlink", "fatbinary", "nvdisasm", "cuobjdump"}
 
 
-def _is_toolchain_call(args: tuple) -> bool:
-    """subprocess.Popen audit args are (executable, args, cwd, env): allow only the CUDA assembler family."""
-    exe = args[0] if args else None
-    argv = args[1] if len(args) > 1 else None
-    if exe is None and isinstance(argv, (list, tuple)) and argv:
-        exe = argv[0]
-    try:
-        name = os.path.basename(os.fsdecode(exe)) if exe is not None else ""
-    except TypeError:
-        return False
-    return name in _TOOLCHAIN_EXECUTABLES
-
-
 def _exe_name(args: tuple) -> str:
+    """Basename of the program in subprocess.Popen (executable, args, cwd, env) or os.posix_spawn
+    (path, argv, env) audit arguments; "" when there is none."""
     exe = args[0] if args else None
     argv = args[1] if len(args) > 1 else None
     if exe is None and isinstance(argv, (list, tuple)) and argv:
@@ -101,6 +90,11 @@ def _exe_name(args: tuple) -> str:
         return os.path.basename(os.fsdecode(exe)) if exe is not None else ""
     except TypeError:
         return ""
+
+
+def _is_toolchain_call(args: tuple) -> bool:
+    """The CUDA assembler family, allowed from anywhere during a forward."""
+    return _exe_name(args) in _TOOLCHAIN_EXECUTABLES
 
 
 def _describe_exe(args: tuple) -> str:
