@@ -34,3 +34,12 @@ def test_precompile_that_does_not_finish_is_abandoned(tmp_path):
     (r,) = rows
     assert r["compile_error"].startswith("not compiled: precompile did not finish"), r
     assert "compiled" not in r and r["eager"]["median_ms"] > 0
+
+
+def test_shards_split_the_suite_without_overlap(tmp_path):
+    ids = ["--task", "activation.relu", "--task", "reduce.sum_dim", "--task", "activation.tanh", "--no-compile"]
+    a = _baseline(tmp_path, tmp_path / "s0.jsonl", *ids, "--shard", "0/2")
+    b = _baseline(tmp_path, tmp_path / "s1.jsonl", *ids, "--shard", "1/2")
+    got_a, got_b = {r["task_id"] for r in a}, {r["task_id"] for r in b}
+    assert not got_a & got_b
+    assert got_a | got_b == {"activation.relu", "reduce.sum_dim", "activation.tanh"}

@@ -34,6 +34,7 @@ def add_parser(sub) -> None:
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--task", action="append", help="only these task ids (repeatable)")
     p.add_argument("--budget-s", type=float, default=0.0, help="stop starting tasks after this many seconds")
+    p.add_argument("--shard", default="0/1", help="K/N: only every N-th task starting at K (one process per GPU)")
     p.add_argument("--no-compile", action="store_true", help="eager only")
     p.add_argument("--precompile-workers", type=int, default=0, help="parallel torch.compile warm-up processes")
     p.add_argument("--chunk", type=int, default=0, help="tasks per precompile chunk (default 2x workers)")
@@ -214,6 +215,11 @@ def run(args) -> int:
     tasks = load_suite(categories=args.category)
     if args.task:
         tasks = [t for t in tasks if t.id in set(args.task)]
+    k, n = (int(x) for x in args.shard.split("/"))
+    if not 0 <= k < n:
+        print(f"--shard {args.shard}: need 0 <= K < N", file=sys.stderr)
+        return 2
+    tasks = tasks[k::n]  # interleaved, so every shard gets a mix of cheap and expensive categories
     done = _done_ids(out)
     todo = [t for t in tasks if t.id not in done]
     print(f"{len(tasks)} tasks, {len(done & {t.id for t in tasks})} already in {out}, {len(todo)} to do",
