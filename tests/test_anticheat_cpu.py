@@ -3,7 +3,7 @@ every exploit/fault candidate in solutions/cpu/wrong/ through the real engine (s
 shipped correct solutions free of false alarms.
 
 Each wrong candidate's header names ``# task:``, ``# expect:`` (status) and ``# reason:`` (a substring of
-the message); ``# runtime-expect:`` / ``# runtime-reason:`` give the verdict with the static filter off,
+the message; ``a || b`` when the message depends on chance, e.g. what uninitialised memory holds); ``# runtime-expect:`` / ``# runtime-reason:`` give the verdict with the static filter off,
 so the runtime defence behind each static rule is exercised too; ``# config: key=value`` overrides engine
 settings for that candidate (e.g. a short compile timeout).
 """
@@ -222,13 +222,17 @@ def wrong_results(suite, build_root):
     return static, runtime
 
 
+def reason_matches(expected: str, message: str) -> bool:
+    return any(alt.strip() in message for alt in expected.split("||"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", WRONG, ids=[p.stem for p in WRONG])
 def test_wrong_candidate_caught(wrong_results, path):
     h = headers(path)
     result = wrong_results[0][path.stem]
     assert result.status == Status(h["expect"]), f"{path.name}: {result.status} {result.message}"
-    assert h["reason"] in result.message, f"{path.name}: {result.message}"
+    assert reason_matches(h["reason"], result.message), f"{path.name}: {result.message}"
 
 
 RUNTIME_WRONG = [p for p in WRONG if "runtime-expect" in headers(p)]
@@ -240,7 +244,7 @@ def test_wrong_candidate_caught_at_runtime_without_static_filter(wrong_results, 
     h = headers(path)
     result = wrong_results[1][path.stem]
     assert result.status == Status(h["runtime-expect"]), f"{path.name}: {result.status} {result.message}"
-    assert h["runtime-reason"] in result.message, f"{path.name}: {result.message}"
+    assert reason_matches(h["runtime-reason"], result.message), f"{path.name}: {result.message}"
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ class Context:
     def __init__(self, source: str, reference_source: str = "", task_dtype: str = "float32",
                  backend: str = "cpu") -> None:
         self.source, self.task_dtype, self.backend = source, task_dtype, backend
-        self.tree = ast.parse(source)
+        self.tree = R.parse(source)
         self.aliases = R.import_aliases(self.tree)
         self.reference_ops = R.reference_ops(reference_source) if reference_source else set()
         self.reachable = R.reachable_from_forward(self.tree)

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from typing import Iterable, Iterator
+
+# CPython 3.11's parser keeps its AST recursion-depth bookkeeping per interpreter, not per thread: two
+# compile-pool threads parsing at once raised "SystemError: AST constructor recursion depth mismatch" in CI.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    with _PARSE_LOCK:
+        return ast.parse(source)
 
 #: Tensor helpers that are never "the task's compute" (allocation, views, copies, metadata).
 HELPER_NAMES = {
@@ -111,7 +121,7 @@ def calls(nodes: list[ast.stmt]) -> Iterator[ast.Call]:
 def reference_ops(source: str) -> set[str]:
     """Short names of the ops the reference Model's methods call (``relu``, ``softmax``, ``matmul``...)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return set()
     ops: set[str] = set()

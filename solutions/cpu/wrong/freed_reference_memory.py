@@ -1,6 +1,6 @@
 # task: activation.relu
 # expect: incorrect
-# reason: values outside atol
+# reason: values outside atol || NaN value(s) where the reference has none
 """Exploit: returns uninitialised memory, hoping the allocator hands back the reference's freed output.
 The candidate runs before the reference in its worker, and never after it on the same inputs."""
 
