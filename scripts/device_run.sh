@@ -3,7 +3,9 @@
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile
 # eval_cuda eval_triton eval_pallas gputests baseline. Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
-# CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package).
+# CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
+# worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
+# COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}
@@ -27,7 +29,7 @@ for step in "$@"; do
       ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65})
       v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
       timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
-        $CB --timing-budget ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
+        $CB --timing-budget ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
 for l in open(sys.argv[1]):
