@@ -89,18 +89,16 @@ def _precompile_chunk(executor, make_executor, payloads: list[dict], timeout_s: 
     done, pending = wait(futures, timeout=timeout_s)
     retry = []
     for f in done:
+        tid = futures[f]["task"]["id"]
         try:
-            r = f.result()
-            results[r["task_id"]] = r
+            results[tid] = f.result()
         except BrokenProcessPool:
             retry.append(futures[f])
         except Exception as exc:  # noqa: BLE001
-            tid = futures[f]["task"]["id"]
-            results[tid] = {"task_id": tid, "ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            results[tid] = _failed(tid, f"{type(exc).__name__}: {exc}", abandoned=False)
     for f in pending:
         tid = futures[f]["task"]["id"]
-        results[tid] = {"task_id": tid, "ok": False, "seconds": timeout_s, "abandoned": True,
-                        "error": f"precompile did not finish within {timeout_s:.0f} s"}
+        results[tid] = _failed(tid, f"precompile did not finish within {timeout_s:.0f} s", seconds=timeout_s)
     if pending or retry:
         _kill_executor(executor)
         for p in retry:  # alone, so a crash is attributed to the task that caused it
@@ -110,14 +108,17 @@ def _precompile_chunk(executor, make_executor, payloads: list[dict], timeout_s: 
             try:
                 results[tid] = f.result(timeout=timeout_s)
             except BrokenProcessPool:
-                results[tid] = {"task_id": tid, "ok": False, "abandoned": True,
-                                "error": "precompile worker died (crash or killed for memory)"}
+                results[tid] = _failed(tid, "precompile worker died (crash or killed for memory)")
             except Exception as exc:  # noqa: BLE001 - includes the timeout
-                results[tid] = {"task_id": tid, "ok": False, "abandoned": True,
-                                "error": f"precompile failed: {type(exc).__name__}: {exc}"[:300]}
+                results[tid] = _failed(tid, f"precompile failed: {type(exc).__name__}: {exc}")
             _kill_executor(executor)
         executor = None
     return results, executor
+
+
+def _failed(task_id: str, error: str, *, abandoned: bool = True, seconds: float | None = None) -> dict:
+    """A precompile record for a task that did not compile; ``abandoned`` ones are then timed eager only."""
+    return {"task_id": task_id, "ok": False, "abandoned": abandoned, "seconds": seconds, "error": error[:300]}
 
 
 def _kill_executor(executor) -> None:
