@@ -92,8 +92,8 @@ class CudaEventTimer(AlternatingTimer):
         self._events = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
         self.details: dict[str, Any] = {"l2_bytes": self.l2, "flush_bytes": n * 4,
                                         "persisting_l2_reset": self._reset_l2 is not None}
-        self.sync_ms, self.sync_slack_ms = self._calibrate_sync()
-        self.details.update(sync_latency_ms=self.sync_ms, sync_slack_ms=self.sync_slack_ms)
+        self.sync_ms, self.block_limit_ms = self._calibrate_sync()
+        self.details.update(sync_latency_ms=self.sync_ms, block_limit_ms=self.block_limit_ms)
 
     # ---- pieces ------------------------------------------------------------------------------------
     def _prepare(self) -> None:
@@ -140,7 +140,7 @@ class CudaEventTimer(AlternatingTimer):
     def _sample(self, body: Callable[[], Any], calls: int) -> tuple[float, bool]:
         self._prepare()
         e, d, blocked = self._bracket(body)
-        escaped = blocked > self.sync_slack_ms
+        escaped = blocked > self.block_limit_ms
         t = max(d - self.sync_ms, e) if escaped else e
         return t / calls, escaped
 

@@ -68,7 +68,7 @@ class Guard:
             self._deny(f"network access ({event} {args[1:2]!r})")
         elif event in _PROCESS_EVENTS and self.in_forward:
             if event in ("subprocess.Popen", "os.posix_spawn") and (_is_toolchain_call(args)
-                                                                     or _from_jit_runtime(args)):
+                                                                     or _from_jit_runtime(args, self.jit_dirs)):
                 return  # Triton (and XLA) JIT-compile at the first launch and run ptxas / cc then
             self._deny(f"process creation ({event}{_describe_exe(args)}) during forward")
         elif event in ("os.kill", "os.killpg", "signal.pthread_kill") and args and args[0] not in (0, _getpid()):
@@ -98,7 +98,7 @@ def _is_toolchain_call(args: tuple) -> bool:
 
 
 def _describe_exe(args: tuple) -> str:
-    name = _exe_name(args) if args and not isinstance(args[0], int) else ""
+    name = _exe_name(args)
     return f" of {name}" if name else ""
 
 
@@ -124,12 +124,9 @@ def _package_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-def _from_jit_runtime(args: tuple) -> bool:
+def _from_jit_runtime(args: tuple, dirs: tuple[str, ...]) -> bool:
     name = _exe_name(args)
-    if name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name:
-        return False
-    dirs = _GUARD.jit_dirs if _GUARD is not None else _package_dirs()
-    if not dirs:
+    if not dirs or (name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name):
         return False
     frame = sys._getframe(2)
     for _ in range(60):

@@ -22,7 +22,7 @@ from multikernelbench.engine.checking import (compare_outputs, inputs_unchanged,
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.reference import Reference, SeedSource
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
-from multikernelbench.engine.trace import Trace
+from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 
@@ -98,8 +98,8 @@ class CandidateEvaluation:
                      "anticheat": {"runtime_checks": config.anticheat.runtime_checks,
                                    "require_custom_kernel": config.anticheat.require_custom_kernel}}
         self.expect_probe = backend.kernel_probe(build_dir) is not None
-        self.trace = trace if trace is not None else (Trace(config.trace_path) if config.trace_path else None)
-        self.who = f"{task.id} [{Path(build_dir).name[:12]}]"
+        self.trace = trace if trace is not None else Trace(config.trace_path)  # no-op without a path
+        self.who = trace_label(task.id, Path(build_dir).name)  # the build dir is named by the code hash
         self.ref_aliases: list[int] | None = None
 
     def run(self, result: EvalResult) -> EvalResult:
@@ -220,12 +220,13 @@ class CandidateEvaluation:
         got = payload["timed_outputs"] + [payload["fresh_outputs"]]
         for k, seed in enumerate(list(seeds) + [fresh_seed]):
             expected = self.ref.outputs(shape, weight_seed, self.ref.inputs(shape, seed))
-            why = meta_mismatch(meta[k] if k < len(meta) else [], expected)
-            sampled = [sample_flat(e, positions, cfg.timed_check_full_limit) for e in expected]
-            outcome = compare_outputs(got[k], sampled, self.task.atol, self.task.rtol, shape) if why is None else None
-            if why is None and outcome.ok:
-                continue
-            message = why or outcome.message
+            message = meta_mismatch(meta[k] if k < len(meta) else [], expected)
+            if message is None:
+                sampled = [sample_flat(e, positions, cfg.timed_check_full_limit) for e in expected]
+                outcome = compare_outputs(got[k], sampled, self.task.atol, self.task.rtol, shape)
+                if outcome.ok:
+                    continue
+                message = outcome.message
             if any(e.numel() > cfg.timed_check_full_limit for e in expected):
                 message += " (flat positions of a sample of the output)"
             if k < len(seeds):

@@ -23,7 +23,7 @@ from multikernelbench.engine.evaluate_one import CandidateEvaluation, Verdict, _
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
 from multikernelbench.engine.sandbox import Worker
-from multikernelbench.engine.trace import Trace
+from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
@@ -180,7 +180,7 @@ class Runner:
             return result
         build_dir.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        self.trace(f"{task.id} [{cand.code_hash[:12]}]", "build start")
+        self.trace(trace_label(task.id, cand.code_hash), "build start")
         worker = Worker("compile", self.backend.worker_env(build_dir), worker_limits(self.config, self.backend),
                         zygote=self.zygote)
         worker.start()
@@ -200,14 +200,14 @@ class Runner:
             result.stdout = worker.captured_stdout()
             worker.close()
         result.compile_time_s = time.perf_counter() - t0
-        self.trace(f"{task.id} [{cand.code_hash[:12]}]",
+        self.trace(trace_label(task.id, cand.code_hash),
                    f"build end after {result.compile_time_s:.1f} s: {result.status.value if result.status else 'ok'}")
         if result.status is None:
             marker.write_text(json.dumps({"seconds": result.compile_time_s}))
         return result
 
     def _device(self, task: Task, cand: Candidate, result: EvalResult) -> EvalResult:
-        self.trace(f"{task.id} [{cand.code_hash[:12]}]", "device worker start")
+        self.trace(trace_label(task.id, cand.code_hash), "device worker start")
         try:
             return CandidateEvaluation(task, cand.source, self.build_dir(cand), self.backend, self.config,
                                        self.seeds, zygote=self.zygote, trace=self.trace).run(result)

@@ -12,6 +12,11 @@ import time
 from pathlib import Path
 
 
+def trace_label(task_id: str, code_hash: str) -> str:
+    """How one candidate is named in the trace (the runner and the device stage must agree)."""
+    return f"{task_id} [{code_hash[:12]}]"
+
+
 class Trace:
     def __init__(self, path: Path | str | None) -> None:
         self.path = Path(path) if path else None
