@@ -280,3 +280,20 @@ def test_trace_file_records_every_phase(suite, build_root, tmp_path):
     assert text.count("check end after") == r.correctness.trials
     stamps = [float(line.split("+", 1)[1].split("s", 1)[0]) for line in text.splitlines()]
     assert stamps == sorted(stamps)  # one clock for the whole run
+
+
+def test_same_source_twice_builds_once(suite, build_root, tmp_path):
+    """Two candidates with one source share a build folder: the second waits for the first build and
+    reuses it instead of racing it (CI once read the first one's half-written cache marker)."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    trace = tmp_path / "trace.log"
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=12, trace_path=trace,
+                       compile_workers=2, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # built once")
+    results = evaluate_candidates([suite[RELU]], [cand(source, label="a"), cand(source, label="b")], cfg)
+    assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT], [r.message for r in results]
+    assert trace.read_text().count("build start") == 1, trace.read_text()
+    assert all(r.compile_time_s is not None for r in results)

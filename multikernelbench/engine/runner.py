@@ -7,6 +7,7 @@ the store as each finishes, so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -42,6 +43,45 @@ def check_opt_in(config: EngineConfig) -> None:
         "Evaluating candidates runs untrusted, model-generated code on this machine. The harness isolates it in "
         "worker processes with resource limits, but that is not a security boundary. To proceed, pass "
         f"--allow-code-execution or set {ALLOW_ENV}=1.")
+
+
+MARKER = "mkb_compiled.json"
+
+
+class _BuildLock:
+    """An exclusive flock on the build folder: serialises threads of this run and concurrent runs alike
+    (flock conflicts between separate open() calls even inside one process)."""
+
+    def __init__(self, build_dir: Path) -> None:
+        self.path = build_dir / ".mkb_build.lock"
+        self.fd: int | None = None
+
+    def __enter__(self) -> "_BuildLock":
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def _read_marker(build_dir: Path) -> float | None:
+    """Seconds the cached build took, or None when there is no complete build (an unreadable marker is
+    a miss, not an error: the build simply runs again)."""
+    try:
+        seconds = json.loads((build_dir / MARKER).read_text()).get("seconds")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(seconds) if isinstance(seconds, (int, float)) else None
+
+
+def _write_marker(build_dir: Path, seconds: float) -> None:
+    tmp = build_dir / f".{MARKER}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"seconds": seconds}))
+    os.replace(tmp, build_dir / MARKER)  # readers never see a half-written marker
 
 
 class Runner:
@@ -174,11 +214,18 @@ class Runner:
                 result.message = "static check: " + "; ".join(str(f) for f in findings[:10])
                 return result
         build_dir = self.build_dir(cand)
-        marker = build_dir / "mkb_compiled.json"
-        if marker.exists():  # build cache keyed by code hash
-            result.compile_time_s = json.loads(marker.read_text()).get("seconds")
-            return result
         build_dir.mkdir(parents=True, exist_ok=True)
+        # Two tasks may share one source (a dtype variant of the same operator), hence one build folder;
+        # the lock makes the second wait and reuse the first build instead of racing it.
+        with _BuildLock(build_dir):
+            seconds = _read_marker(build_dir)
+            if seconds is not None:  # build cache keyed by code hash
+                result.compile_time_s = seconds
+                return result
+            return self._build(task, cand, build_dir, result)
+
+    def _build(self, task: Task, cand: Candidate, build_dir: Path, result: EvalResult) -> EvalResult:
+        ac = self.config.anticheat
         t0 = time.perf_counter()
         self.trace(trace_label(task.id, cand.code_hash), "build start")
         worker = Worker("compile", self.backend.worker_env(build_dir), worker_limits(self.config, self.backend),
@@ -203,7 +250,7 @@ class Runner:
         self.trace(trace_label(task.id, cand.code_hash),
                    f"build end after {result.compile_time_s:.1f} s: {result.status.value if result.status else 'ok'}")
         if result.status is None:
-            marker.write_text(json.dumps({"seconds": result.compile_time_s}))
+            _write_marker(build_dir, result.compile_time_s)
         return result
 
     def _device(self, task: Task, cand: Candidate, result: EvalResult) -> EvalResult:
