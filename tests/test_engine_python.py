@@ -147,6 +147,12 @@ def test_honest_has_timing(outcomes):
     assert r.timing_shape == {"batch": 256, "dim": 8192}
 
 
+def test_timeout_says_where_the_worker_was_stuck(outcomes):
+    """The worker's stacks at the timeout (faulthandler on SIGUSR1) name the candidate's spinning line."""
+    msg = outcomes["hangs"].message
+    assert "stacks at the timeout" in msg and "in forward" in msg, msg
+
+
 def test_mismatch_message_names_shape_and_error(outcomes):
     msg = outcomes["wrong_value"].message
     assert "max abs error" in msg and "shape" in msg

@@ -175,8 +175,9 @@ class Worker:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                stacks = self.dump_stacks()
                 self.kill()
-                raise WorkerTimeout(f"no reply to {header.get('op')!r} within {timeout:.0f} s")
+                raise WorkerTimeout(f"no reply to {header.get('op')!r} within {timeout:.0f} s" + stacks)
             if self.conn.poll(min(remaining, 0.5)):
                 try:
                     return protocol.recv(self.conn)
@@ -202,6 +203,33 @@ class Worker:
                 msg += " (file size limit: output flood or runaway write)"
             return WorkerDied(msg + self.stderr_tail(), signal_name=name, exit_code=code)
         return WorkerDied(f"worker exited with code {code} before replying" + self.stderr_tail(), exit_code=code)
+
+    def dump_stacks(self, wait_s: float = 2.0) -> str:
+        """Ask a stuck worker for its Python stacks (faulthandler on SIGUSR1) and return them; '' when it
+        has none to give (dead, or the candidate replaced the handler)."""
+        if self.proc is None or self.proc.poll() is not None or not self.workdir:
+            return ""
+        path = self.workdir / "stderr.txt"
+        try:
+            size = path.stat().st_size
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        except OSError:
+            return ""
+        deadline = time.monotonic() + wait_s
+        last = size
+        while time.monotonic() < deadline:  # wait until the dump stops growing
+            time.sleep(0.2)
+            now = path.stat().st_size
+            if now > size and now == last:
+                break
+            last = now
+        try:
+            with open(path, "rb") as f:
+                f.seek(size)
+                text = f.read(12000).decode(errors="replace").strip()
+        except OSError:
+            return ""
+        return f"\n--- stacks at the timeout ---\n{text}" if text else ""
 
     def stderr_tail(self, n: int = 3000) -> str:
         if not self.workdir:

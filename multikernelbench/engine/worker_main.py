@@ -298,8 +298,14 @@ def main() -> None:
 
 def serve(fd: int, role: str) -> None:
     """The request loop (entered from ``main`` in a fresh interpreter, or after a fork from the zygote)."""
+    import faulthandler
+    import signal
+
     from multikernelbench.engine import protocol
 
+    # On a timeout the parent sends SIGUSR1 before the kill: the stack of every thread lands in this
+    # worker's stderr, so a TIMEOUT result says where the worker was stuck, not only that it was.
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     conn = Connection(fd)
     state = WorkerState(role)
     send = protocol.send
