@@ -9,7 +9,7 @@ header for the g++ half, no nvcc dependency pass). ``CudaBackend(fast_build=Fals
 which ``scripts/compile_time_bench.py`` uses as the comparison.
 
 Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
-``fast_build`` (default True), ``cache_dir`` (default: ``<build_root>/cuda/_ext_cache``, shared by every
+``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``cache_dir`` (default: ``<build_root>/cuda/_ext_cache``, shared by every
 candidate of a run), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
 """
@@ -125,7 +125,8 @@ class CudaBackend(Backend):
         root = os.environ.get("MKB_EXT_CACHE") or str(self._cache_dir(build_dir))
         builder = getattr(self, "_builder", None)
         if builder is None:
-            builder = FastExtensionBuilder(root, pch=self.options.get("pch", True))
+            builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
+                                           split_nvcc=self.options.get("split_nvcc", True))
             builder.install()
             self._builder = builder
 

@@ -13,6 +13,9 @@ module exactly as stock, and change only how the build is carried out:
   that compile are read from ``build.ninja``; a ``.gch`` of torch/extension.h built with those flags
   (cached per flag set, lock-protected) is force-included, so g++ skips ~400k lines of headers. GCC only
   uses a PCH whose flags match; otherwise it silently falls back to the text header (still correct).
+* **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.nvcc_split` runs stock
+  nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
+  other; anything it does not recognise runs plain nvcc.
 * **No nvcc dependency pass.** ``TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES=1`` (set through the
   backend's worker environment) drops nvcc's ``-MD`` pre-pass; dependency tracking is useless for a
   one-shot build in a fresh, content-keyed directory.
@@ -39,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-RECIPE_VERSION = "mkb-cuda-build-1"
+RECIPE_VERSION = "mkb-cuda-build-2"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 
 
@@ -63,13 +66,27 @@ def _ninja_vars(text: str) -> dict[str, str]:
     return out
 
 
+def split_nvcc_in_ninja(ninja: Path) -> bool:
+    """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.nvcc_split` (same commands, host and
+    device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone."""
+    text = ninja.read_text()
+    m = re.search(r"^nvcc = (\S+)$", text, flags=re.M)
+    if not m or os.path.basename(shlex.split(m.group(1))[0]) != "nvcc":
+        return False
+    driver = shlex.join([sys.executable, "-m", "multikernelbench.backends.nvcc_split"])
+    ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
+    return True
+
+
 class FastExtensionBuilder:
     """Installs the wrappers (see module docstring). Call :meth:`install` once per worker process."""
 
-    def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True) -> None:
+    def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
+                 split_nvcc: bool = True) -> None:
         self.cache_root = Path(cache_root)
         self.pch = pch
         self.cache = cache
+        self.split_nvcc = split_nvcc
         self.log: list[dict[str, Any]] = []  # what each load did (hit/miss, seconds, pch used)
         self._installed = False
 
@@ -122,6 +139,8 @@ class FastExtensionBuilder:
             return module
 
         def run_ninja_build(build_directory, verbose, error_prefix):
+            if builder.split_nvcc:
+                split_nvcc_in_ninja(Path(build_directory) / "build.ninja")
             if builder.pch:
                 try:
                     builder._add_pch(Path(build_directory))

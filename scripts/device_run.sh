@@ -1,6 +1,6 @@
 #!/bin/bash
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
-# packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile
+# packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile nvsplit
 # eval_cuda eval_triton eval_pallas gputests baseline. Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
@@ -22,6 +22,7 @@ for step in "$@"; do
     peaks) timeout 60 python3 scripts/measure_peaks.py --out multikernelbench/hardware > $R/peaks.log 2>&1
            cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
     fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
+    nvsplit) timeout 400 python3 scripts/nvcc_split_bench.py --rounds 2 --out $R/nvcc_split_h200.json > $R/nvsplit.log 2>&1; tail -4 $R/nvsplit.log ;;
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py \
         -k 'not fast_builder' > $R/gputests.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/gputests.log | cut -c1-200; tail -2 $R/gputests.log ;;
