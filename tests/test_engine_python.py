@@ -303,3 +303,24 @@ def test_same_source_twice_builds_once(suite, build_root, tmp_path):
     assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT], [r.message for r in results]
     assert trace.read_text().count("build start") == 1, trace.read_text()
     assert all(r.compile_time_s is not None for r in results)
+
+
+def test_candidate_budget_caps_a_slow_but_never_stuck_candidate(suite, build_root):
+    """Each check is far below the per-request timeout, but six of them exceed the candidate's budget."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=13, run_timeout_s=30.0,
+                       candidate_timeout_s=4.0, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    slow = cand("""
+        import time
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                time.sleep(1.5)
+                return torch.clamp_min(x, 0.0)
+        """, label="slow")
+    (r,) = evaluate_candidates([suite[RELU]], [slow], cfg)
+    assert r.status == Status.TIMEOUT, r.message
+    assert "4 s device-stage budget" in r.message and "in forward" in r.message, r.message
+    assert 1 <= r.correctness.trials < 6

@@ -22,6 +22,8 @@ def add_engine_options(p) -> None:
     p.add_argument("--compile-workers", type=int, default=2, help="parallel compile processes")
     p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
     p.add_argument("--run-timeout", type=float, default=120.0, help="seconds per worker request")
+    p.add_argument("--candidate-timeout", type=float, default=900.0,
+                   help="seconds for one candidate's whole device stage (load, every check, timing); 0 = no cap")
     p.add_argument("--threads", type=int, default=0, help="threads for CPU kernels and references (0 = all)")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--compile-baseline", action="store_true", help="also time torch.compile of the reference")
@@ -35,7 +37,8 @@ def add_engine_options(p) -> None:
 def engine_config(args, allow: bool) -> EngineConfig:
     cfg = EngineConfig(
         backend=args.backend, compile_workers=args.compile_workers, compile_timeout_s=args.compile_timeout,
-        run_timeout_s=args.run_timeout, threads=args.threads, skip_timing=args.no_timing, seed=args.seed,
+        run_timeout_s=args.run_timeout, candidate_timeout_s=args.candidate_timeout, threads=args.threads,
+        skip_timing=args.no_timing, seed=args.seed,
         allow_code_execution=allow,
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget))
     if args.build_root:

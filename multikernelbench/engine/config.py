@@ -25,6 +25,10 @@ class EngineConfig:
     build_root: Path = field(default_factory=lambda: Path.home() / ".cache" / "multikernelbench" / "builds")
     compile_timeout_s: float = 300.0
     run_timeout_s: float = 120.0  # per worker request (load, one correctness trial batch, timing)
+    #: The whole device stage of one candidate (load, every trial, timing, timed-output read-back); each
+    #: request's own timeout is cut to what is left, so a candidate that is slow at every step (but never
+    #: slow enough for one request to time out) cannot hold the device for many minutes. 0 = no cap.
+    candidate_timeout_s: float = 900.0
     compile_workers: int = 2
     device_workers: int = 1
     threads: int = 0  # torch/OpenMP threads in device workers (0 = all cores of the worker)

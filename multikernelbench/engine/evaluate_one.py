@@ -101,8 +101,25 @@ class CandidateEvaluation:
         self.trace = trace if trace is not None else Trace(config.trace_path)  # no-op without a path
         self.who = trace_label(task.id, Path(build_dir).name)  # the build dir is named by the code hash
         self.ref_aliases: list[int] | None = None
+        self.deadline: float | None = None
+        self.budget_cut = False
+
+    def _budget(self, timeout: float) -> float:
+        """A request's timeout, cut to what is left of the candidate's device-stage budget."""
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Verdict(Status.TIMEOUT, f"the candidate's device-stage budget of "
+                          f"{self.config.candidate_timeout_s:.0f} s ran out")
+        if left < timeout:
+            self.budget_cut = True
+            return left
+        return timeout
 
     def run(self, result: EvalResult) -> EvalResult:
+        if self.config.candidate_timeout_s > 0:
+            self.deadline = time.monotonic() + self.config.candidate_timeout_s
         worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend),
                         zygote=self.zygote)
         worker.start()
@@ -111,6 +128,9 @@ class CandidateEvaluation:
             result.status = Status.CORRECT
         except Verdict as v:
             result.status, result.message, result.failure = v.status, v.message, v.failure
+            if v.status == Status.TIMEOUT and self.budget_cut and "budget" not in v.message:
+                result.message = (f"{v.message} (the request's timeout was cut to what was left of the "
+                                  f"candidate's {self.config.candidate_timeout_s:.0f} s device-stage budget)")
         finally:
             result.stdout = worker.captured_stdout()
             worker.close()
@@ -119,7 +139,8 @@ class CandidateEvaluation:
 
     def _evaluate(self, worker: Worker, result: EvalResult) -> None:
         cfg = self.config
-        _request(worker, {**self.base, "op": "load", "source": self.source}, None, cfg.run_timeout_s, "loading",
+        _request(worker, {**self.base, "op": "load", "source": self.source}, None, self._budget(cfg.run_timeout_s),
+                 "loading",
                  cfg.anticheat, self.trace, self.who)
         weight_seed = self.seeds.next("weights", self.task.id)
         for shape in self.task.test_shapes:
@@ -144,7 +165,7 @@ class CandidateEvaluation:
         cpu_inputs = [t.to("cpu") if isinstance(t, torch.Tensor) else t for t in inputs]
         self.report.trials += 1
         reply, payload = _request(worker, {"op": "check", "shape": shape, "weight_seed": weight_seed},
-                                  cpu_inputs, self.config.run_timeout_s, f"running on shape {shape}",
+                                  cpu_inputs, self._budget(self.config.run_timeout_s), f"running on shape {shape}",
                                   self.config.anticheat, self.trace, self.who)
         outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
@@ -183,7 +204,7 @@ class CandidateEvaluation:
         reply, payload = _request(
             worker, {"op": "time", "shape": shape, "weight_seed": weight_seed, "seeds": seeds,
                      "fresh_seed": fresh_seed, "timing": asdict(cfg.timing)},
-            None, timeout, f"timing on shape {shape}", cfg.anticheat, self.trace, self.who)
+            None, self._budget(timeout), f"timing on shape {shape}", cfg.anticheat, self.trace, self.who)
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
         if reply.get("inputs_modified"):
@@ -215,7 +236,7 @@ class CandidateEvaluation:
         cfg = self.config
         positions = sample_positions(self.seeds.next("positions", self.task.id), cfg.timed_check_samples, 4096)
         _, payload = _request(worker, {"op": "timed_values", "full_limit": cfg.timed_check_full_limit},
-                              positions, cfg.run_timeout_s, "reading timed outputs", cfg.anticheat,
+                              positions, self._budget(cfg.run_timeout_s), "reading timed outputs", cfg.anticheat,
                               self.trace, self.who)
         got = payload["timed_outputs"] + [payload["fresh_outputs"]]
         for k, seed in enumerate(list(seeds) + [fresh_seed]):
