@@ -123,3 +123,28 @@ def test_fast_builder_caches_by_content(tmp_path):
     assert [e["hit"] for e in b.log if "hit" in e] == [False, True]
     assert m2.f(torch.zeros(4, device="cuda")).sum().item() == 4
     del m1
+
+
+@pytest.mark.gpu
+@gpu
+def test_compile_baseline_on_the_gpu(tmp_path):
+    """The in-worker torch.compile baseline on CUDA (inductor -> Triton, ptxas and the launcher's cc inside the
+    sandboxed device worker), with the trace on: the step never exercised on the H200 so far."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.records import Status
+    from multikernelbench.tasks import load_suite
+
+    task = next(t for t in load_suite() if t.id == "activation.relu")
+    source = ("import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n"
+              "    def forward(self, x):\n        return torch.clamp_min(x, 0.0)\n")
+    cfg = EngineConfig(backend="cuda", build_root=tmp_path, allow_code_execution=True, seed=5, run_timeout_s=240.0,
+                       trace_path=tmp_path / "trace.log",
+                       timing=TimingConfig(min_runs=3, max_runs=20, budget_s=0.5, compile_baseline=True),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    (r,) = evaluate_candidates([task], [Candidate(task_id=task.id, source=source, label="torch_only")], cfg)
+    print((tmp_path / "trace.log").read_text())
+    assert r.status == Status.CORRECT, r.message
+    assert r.compile_timing is not None and r.speedup_compile > 0

@@ -324,3 +324,18 @@ def test_candidate_budget_caps_a_slow_but_never_stuck_candidate(suite, build_roo
     assert r.status == Status.TIMEOUT, r.message
     assert "4 s device-stage budget" in r.message and "in forward" in r.message, r.message
     assert 1 <= r.correctness.trials < 6
+
+
+def test_compile_baseline_is_timed_in_the_worker(suite, build_root, tmp_path):
+    """``--compile-baseline``: torch.compile of the reference, compiled inside the device worker (inductor
+    runs g++ there, outside the candidate's forward) and timed beside eager and the candidate."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=14, run_timeout_s=240.0,
+                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # compile baseline")
+    (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb")], cfg)
+    assert r.status == Status.CORRECT, r.message
+    assert r.compile_timing is not None and r.compile_timing.runs >= 3 and r.speedup_compile > 0
