@@ -339,3 +339,44 @@ def test_compile_baseline_is_timed_in_the_worker(suite, build_root, tmp_path):
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb")], cfg)
     assert r.status == Status.CORRECT, r.message
     assert r.compile_timing is not None and r.compile_timing.runs >= 3 and r.speedup_compile > 0
+
+
+def test_compile_baseline_that_times_out_costs_only_the_baseline(suite, build_root):
+    """The harness's torch.compile baseline outruns its own timeout: the worker is killed, the result is
+    flagged, and the candidate is loaded again in a fresh worker and timed against eager."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=15, run_timeout_s=60.0,
+                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True,
+                                           compile_baseline_timeout_s=0.3),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # baseline too slow")
+    (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb_slow")], cfg)
+    assert r.status == Status.CORRECT, r.message
+    assert r.compile_timing is None and r.speedup_compile is None and r.speedup > 0
+    assert any(f.startswith("no torch.compile baseline: timeout") for f in r.flags), r.flags
+
+
+def test_patch_during_timing_is_caught_with_compile_baseline(suite, build_root):
+    """torch.compile rebinds torch internals, so patch evidence is re-based after it; a candidate that
+    patches the clock only once timing has begun must still be caught (it was not, before)."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=16, run_timeout_s=120.0,
+                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True),
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    late = cand("""
+        import time
+        CALLS = [0]
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                CALLS[0] += 1
+                if CALLS[0] > 8:  # after the six correctness trials
+                    time.perf_counter = lambda: 0.0
+                return torch.clamp_min(x, 0.0)
+        """, label="late_patch")
+    (r,) = evaluate_candidates([suite[RELU]], [late], cfg)
+    assert r.status == Status.CHEAT_DETECTED, r.message
+    assert "time.perf_counter" in r.message, r.message

@@ -17,6 +17,9 @@ class TimingConfig:
     budget_s: float = 10.0  # wall budget per timed callable
     input_sets: int = 2  # distinct input sets rotated across timed calls (defeats caching by pointer)
     compile_baseline: bool = False  # also time torch.compile of the reference
+    #: Its own request before timing: a compile that fails or takes longer loses the compiled baseline
+    #: (flagged on the result), never the candidate's verdict.
+    compile_baseline_timeout_s: float = 300.0
 
 
 @dataclass

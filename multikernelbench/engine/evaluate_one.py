@@ -117,12 +117,21 @@ class CandidateEvaluation:
             return left
         return timeout
 
+    def _start_worker(self) -> Worker:
+        worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend),
+                        zygote=self.zygote)
+        self.workers.append(worker)
+        return worker.start()
+
+    def _load(self, worker: Worker) -> None:
+        _request(worker, {**self.base, "op": "load", "source": self.source}, None,
+                 self._budget(self.config.run_timeout_s), "loading", self.config.anticheat, self.trace, self.who)
+
     def run(self, result: EvalResult) -> EvalResult:
         if self.config.candidate_timeout_s > 0:
             self.deadline = time.monotonic() + self.config.candidate_timeout_s
-        worker = Worker("device", self.backend.worker_env(self.build_dir), worker_limits(self.config, self.backend),
-                        zygote=self.zygote)
-        worker.start()
+        self.workers: list[Worker] = []
+        worker = self._start_worker()
         try:
             self._evaluate(worker, result)
             result.status = Status.CORRECT
@@ -132,16 +141,15 @@ class CandidateEvaluation:
                 result.message = (f"{v.message} (the request's timeout was cut to what was left of the "
                                   f"candidate's {self.config.candidate_timeout_s:.0f} s device-stage budget)")
         finally:
-            result.stdout = worker.captured_stdout()
-            worker.close()
+            result.stdout = self.workers[-1].captured_stdout()
+            for w in self.workers:
+                w.close()
         result.correctness = self.report
         return result
 
     def _evaluate(self, worker: Worker, result: EvalResult) -> None:
         cfg = self.config
-        _request(worker, {**self.base, "op": "load", "source": self.source}, None, self._budget(cfg.run_timeout_s),
-                 "loading",
-                 cfg.anticheat, self.trace, self.who)
+        self._load(worker)
         weight_seed = self.seeds.next("weights", self.task.id)
         for shape in self.task.test_shapes:
             for _ in range(self.task.seeds_per_shape):
@@ -198,12 +206,15 @@ class CandidateEvaluation:
         shape = self.task.shape_for_timing(on_cpu)
         seeds = [self.seeds.next("timing", self.task.id, k) for k in range(cfg.timing.input_sets)]
         fresh_seed = self.seeds.next("fresh", self.task.id)
-        n_fns = 3 if cfg.timing.compile_baseline else 2
-        timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2 + (120 if cfg.timing.compile_baseline else 0)
+        compiled = False
+        if cfg.timing.compile_baseline:
+            worker, compiled = self._compile_baseline(worker, result, shape, weight_seed)
+        n_fns = 3 if compiled else 2
+        timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         t0 = time.perf_counter()
         reply, payload = _request(
             worker, {"op": "time", "shape": shape, "weight_seed": weight_seed, "seeds": seeds,
-                     "fresh_seed": fresh_seed, "timing": asdict(cfg.timing)},
+                     "fresh_seed": fresh_seed, "timing": asdict(cfg.timing), "compiled": compiled},
             None, self._budget(timeout), f"timing on shape {shape}", cfg.anticheat, self.trace, self.who)
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
@@ -229,6 +240,29 @@ class CandidateEvaluation:
         found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _compile_baseline(self, worker: Worker, result: EvalResult, shape: dict,
+                          weight_seed: int) -> tuple[Worker, bool]:
+        """torch.compile of the reference, as its own request. The harness's baseline failing is not the
+        candidate's failure: the result is flagged and timed against eager alone (in a fresh worker, with the
+        candidate loaded again, when the compile had to be killed). Evidence of the candidate's own doing in
+        the reply is still judged."""
+        cfg = self.config
+        what = "compiling the torch.compile baseline"
+        try:
+            _request(worker, {"op": "compile_baseline", "shape": shape, "weight_seed": weight_seed,
+                              "seed": self.seeds.next("compile", self.task.id)},
+                     None, self._budget(cfg.timing.compile_baseline_timeout_s), what, cfg.anticheat,
+                     self.trace, self.who)
+            return worker, True
+        except Verdict as v:
+            if v.status == Status.CHEAT_DETECTED:
+                raise
+            result.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
+            if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
+                worker = self._start_worker()
+                self._load(worker)
+            return worker, False
 
     def _check_timed(self, worker: Worker, meta: list, shape: dict, weight_seed: int, seeds: list[int],
                      fresh_seed: int) -> None:

@@ -40,6 +40,8 @@ class WorkerState:
         self.threads_before: dict[int, str] = {}
         self.checked_busy = False
         self.timed: list[list[Any]] | None = None  # outputs of the timed runs, kept on the device
+        self.compiled: Any = None  # torch.compile of the reference, built by op_compile_baseline
+        self.patched_before_compile: list[str] = []  # what the candidate had patched before that compile
 
     # -- helpers -------------------------------------------------------------------------------------
     def _setup(self, header: dict[str, Any]) -> None:
@@ -215,20 +217,8 @@ class WorkerState:
         fns = {"candidate": run_candidate}
         ref = self._model("reference", shape, wseed)
         fns["eager"] = lambda i: ref(*sets[i % len(sets)])
-        before_compile = self.evidence()
-        if cfg.compile_baseline:
-            from torch._inductor import config as inductor_config
-
-            from multikernelbench.anticheat.runtime import python_threads
-
-            # In-process compilation: inductor's default pool (a thread plus one process per core) would be
-            # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
-            inductor_config.compile_threads = 1
-            compiled = torch.compile(ref)
-            known = python_threads()
-            with torch.no_grad():
-                compiled(*sets[0])  # compiles now; threads started by the harness' compile are not the candidate's
-            self.threads_before.update({i: n for i, n in python_threads().items() if i not in known})
+        if header.get("compiled") and self.compiled is not None:
+            compiled = self.compiled
             fns["compiled"] = lambda i: compiled(*sets[i % len(sets)])
         timer = self.backend.make_timer(cfg)
         t0 = _perf_counter_ns()
@@ -257,9 +247,7 @@ class WorkerState:
         fresh_out, observed = self._observed_forward(cand, sets[0])
         self.backend.synchronize()
         evidence = {**observed, **self.evidence(busy=True)}
-        evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(before_compile.get("patched", [])))
-        if cfg.compile_baseline:  # torch.compile legitimately rebinds torch internals after the snapshot
-            evidence["patched"] = before_compile.get("patched", [])
+        evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(self.patched_before_compile))
         fresh_outputs, problem = self._plain_outputs(fresh_out, to_cpu=False)
         if problem:
             return {"ok": False, "kind": "bad_output_type", "error": problem, "evidence": evidence}, None
@@ -269,6 +257,37 @@ class WorkerState:
                  "stats": {name: vars(s) for name, s in stats.items()},
                  "output_meta": [[[list(t.shape), str(t.dtype)] for t in outs] for outs in self.timed]}
         return reply, None
+
+    def op_compile_baseline(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
+        """torch.compile of the reference for the timing shape, compiled now (its own request, so a compile that
+        fails or hangs costs the compiled baseline, not the candidate's verdict)."""
+        import torch
+        from torch._inductor import config as inductor_config
+
+        from multikernelbench.anticheat import runtime
+        from multikernelbench.tasks.module import make_inputs
+
+        shape, wseed = header["shape"], header["weight_seed"]
+        example = make_inputs(self.task_mod, shape, header["seed"], self.task.dtype, self.backend.device())
+        ref = self._model("reference", shape, wseed)
+        before = self.evidence()  # the candidate's doing so far: judged by the parent like any other evidence
+        # In-process compilation: inductor's default pool (a thread plus one process per core) would be
+        # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
+        inductor_config.compile_threads = 1
+        compiled = torch.compile(ref)
+        known = runtime.python_threads()
+        with torch.no_grad():
+            compiled(*example)  # compiles now; threads started by the harness' compile are not the candidate's
+        self.backend.synchronize()
+        del example
+        self.threads_before.update({i: n for i, n in runtime.python_threads().items() if i not in known})
+        # torch.compile legitimately rebinds torch internals: later evidence is judged against a snapshot
+        # taken now, plus whatever the candidate had patched before (already in ``before``).
+        if self.snapshot is not None:
+            self.patched_before_compile = list(before.get("patched", []))
+            self.snapshot = runtime.PatchSnapshot(self.snapshot.targets)
+        self.compiled = compiled
+        return {"ok": True, "evidence": before}, None
 
     def op_timed_values(self, header: dict[str, Any], tensors: Any) -> tuple[dict, Any]:
         """Values of the outputs kept by ``op_time`` at positions chosen by the parent after timing ended."""
