@@ -73,7 +73,9 @@ def split_nvcc_in_ninja(ninja: Path) -> bool:
     m = re.search(r"^nvcc = (\S+)$", text, flags=re.M)
     if not m or os.path.basename(shlex.split(m.group(1))[0]) != "nvcc":
         return False
-    driver = shlex.join([sys.executable, "-m", "multikernelbench.backends.nvcc_split"])
+    # Run as a script, not ``-m``: the package's __init__ imports torch (~2 s per nvcc call), the driver
+    # needs only the standard library.
+    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_split.py"))])
     ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
     return True
 

@@ -93,7 +93,9 @@ def ensure_stub(stub_dir: Path) -> None:
 
 
 def compile_once(mode: str, nvcc: str, cu: Path, flags: list[str], obj: Path) -> tuple[float, int, str]:
-    cmd = [nvcc] if mode == "stock" else [sys.executable, "-m", "multikernelbench.backends.nvcc_split", nvcc]
+    from multikernelbench.backends import nvcc_split
+
+    cmd = [nvcc] if mode == "stock" else [sys.executable, nvcc_split.__file__, nvcc]  # as the builder runs it
     t0 = time.perf_counter()
     res = subprocess.run(cmd + flags + ["-c", str(cu), "-o", str(obj)], capture_output=True, text=True)
     return time.perf_counter() - t0, res.returncode, (res.stdout + res.stderr)[-2000:]

@@ -29,7 +29,7 @@ FLAGS = ["-gencode=arch=compute_90,code=sm_90", "--compiler-options", "-fPIC"]
 
 
 def _split(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "multikernelbench.backends.nvcc_split", NVCC, *args],
+    return subprocess.run([sys.executable, nvcc_split.__file__, NVCC, *args],
                           cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
@@ -92,7 +92,7 @@ def test_ninja_rewrite_only_touches_a_bare_nvcc(tmp_path):
                      "rule cuda_compile\n  command = $nvcc $cuda_cflags -c $in -o $out\n")
     assert split_nvcc_in_ninja(ninja)
     line = [ln for ln in ninja.read_text().splitlines() if ln.startswith("nvcc = ")][0]
-    assert line.endswith("-m multikernelbench.backends.nvcc_split /usr/local/cuda/bin/nvcc")
+    assert line.endswith(f"{nvcc_split.__file__} /usr/local/cuda/bin/nvcc")
     assert "command = $nvcc $cuda_cflags" in ninja.read_text()
     wrapped = tmp_path / "wrapped.ninja"
     wrapped.write_text("nvcc = ccache /usr/local/cuda/bin/nvcc\n")
@@ -122,4 +122,4 @@ def test_torch_written_ninja_file_gets_the_split(tmp_path, monkeypatch):
     text = (tmp_path / "build.ninja").read_text()
     assert split_nvcc_in_ninja(tmp_path / "build.ninja"), text
     new = (tmp_path / "build.ninja").read_text()
-    assert "multikernelbench.backends.nvcc_split" in new and "command = $nvcc" in new
+    assert nvcc_split.__file__ in new and "command = $nvcc" in new
