@@ -276,3 +276,33 @@ def test_correct_solutions_not_flagged(suite, engine_config):
     cfg = engine_config(timing=_quick_timing(), anticheat=AntiCheatConfig(max_speedup=1e-6))
     (flagged,) = evaluate_candidates([suite["activation.relu"]], relu, cfg)
     assert flagged.status == Status.CHEAT_DETECTED and "sanity bound" in flagged.message
+
+
+def test_torch_compile_rebinds_only_what_the_worker_expects():
+    """What torch.compile itself rebinds among the patch targets: the worker re-bases its snapshot after the
+    baseline compile and judges harness-critical changes made meanwhile, so this list must stay small and
+    torch-only (a torch upgrade that changes it fails here, before it turns into false alarms)."""
+    import torch
+    from torch._inductor import config as inductor_config
+
+    from multikernelbench.anticheat.runtime import COMPILE_REBINDS, default_patch_targets, harness_critical
+
+    snap = PatchSnapshot(default_patch_targets())
+    inductor_config.compile_threads = 1
+    model = torch.compile(torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU()))
+    with torch.no_grad():
+        model(torch.randn(4, 16))
+    changed = snap.changed()
+    assert set(changed) <= COMPILE_REBINDS, changed
+    assert not any(harness_critical(n) for n in COMPILE_REBINDS)
+
+
+@pytest.mark.parametrize("name, critical", [
+    ("time.perf_counter", True), ("builtins.open", True), ("torch.cuda.synchronize", True),
+    ("torch.cuda.Event.elapsed_time", True), ("multikernelbench.engine.timing.HostClockTimer", True),
+    ("timing.AlternatingTimer.measure", True), ("torch.relu", False), ("torch.nn.Module.__init__", False),
+    ("torch.Tensor.add", False)])
+def test_harness_critical_targets(name, critical):
+    from multikernelbench.anticheat.runtime import harness_critical
+
+    assert harness_critical(name) is critical

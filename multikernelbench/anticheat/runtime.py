@@ -145,6 +145,22 @@ class PatchSnapshot:
         return sorted(out)
 
 
+#: What torch.compile itself rebinds (measured with torch 2.13 on CPU): not reported.
+COMPILE_REBINDS = frozenset({"torch.nn.Module.__init__", "torch.nn.Module.__setstate__"})
+#: Patch targets that are torch's own API rather than the harness's clock, checker or process tools.
+_TORCH_API_TARGETS = ("torch.", "torch.Tensor.", "torch._C._TensorBase.", "torch.nn.functional.", "torch.nn.Module.",
+                      "torch.autograd.grad_mode.no_grad.", "torch.serialization.")
+
+
+def harness_critical(name: str) -> bool:
+    """Whether a changed patch target (``"time.perf_counter"``) is one the harness relies on: builtins, time,
+    os, threading, torch.cuda (synchronisation, events) and the harness's own modules. torch.compile may
+    legitimately rebind torch API functions, never these."""
+    if name.startswith(("torch.cuda.", "torch.cuda.Event.")):
+        return True
+    return not name.startswith(_TORCH_API_TARGETS)
+
+
 def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]:
     import torch._dynamo  # noqa: F401 - its import rebinds torch.manual_seed; OpRecorder (TorchDispatchMode)
     # imports it lazily, which would otherwise flag every honest candidate as having patched torch.

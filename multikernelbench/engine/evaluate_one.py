@@ -250,10 +250,13 @@ class CandidateEvaluation:
         cfg = self.config
         what = "compiling the torch.compile baseline"
         try:
-            _request(worker, {"op": "compile_baseline", "shape": shape, "weight_seed": weight_seed,
-                              "seed": self.seeds.next("compile", self.task.id)},
-                     None, self._budget(cfg.timing.compile_baseline_timeout_s), what, cfg.anticheat,
-                     self.trace, self.who)
+            reply, _ = _request(worker, {"op": "compile_baseline", "shape": shape, "weight_seed": weight_seed,
+                                         "seed": self.seeds.next("compile", self.task.id)},
+                                None, self._budget(cfg.timing.compile_baseline_timeout_s), what, cfg.anticheat,
+                                self.trace, self.who)
+            if reply.get("torch_rebinds"):
+                result.flags.append("torch API rebound while the baseline compiled (not judged): "
+                                    + ", ".join(reply["torch_rebinds"][:20]))
             return worker, True
         except Verdict as v:
             if v.status == Status.CHEAT_DETECTED:

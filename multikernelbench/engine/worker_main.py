@@ -282,12 +282,21 @@ class WorkerState:
         del example
         self.threads_before.update({i: n for i, n in runtime.python_threads().items() if i not in known})
         # torch.compile legitimately rebinds torch internals: later evidence is judged against a snapshot
-        # taken now, plus whatever the candidate had patched before (already in ``before``).
+        # taken now, plus whatever the candidate had patched before (already in ``before``). What changed
+        # during the compile itself: the harness's own clock/checker/builtins count as the candidate's doing
+        # (its hooks may run inside the reference's forward); other torch internals are only reported.
+        reply: dict[str, Any] = {"ok": True, "evidence": before}
         if self.snapshot is not None:
-            self.patched_before_compile = list(before.get("patched", []))
+            earlier = set(before.get("patched", []))
+            during = [n for n in self.snapshot.changed() if n not in earlier]
+            critical = [n for n in during if runtime.harness_critical(n)]
+            reply["torch_rebinds"] = [n for n in during if not runtime.harness_critical(n)
+                                      and n not in runtime.COMPILE_REBINDS]
+            self.patched_before_compile = sorted(earlier | set(critical))
+            reply["evidence"] = {**before, "patched": self.patched_before_compile}
             self.snapshot = runtime.PatchSnapshot(self.snapshot.targets)
         self.compiled = compiled
-        return {"ok": True, "evidence": before}, None
+        return reply, None
 
     def op_timed_values(self, header: dict[str, Any], tensors: Any) -> tuple[dict, Any]:
         """Values of the outputs kept by ``op_time`` at positions chosen by the parent after timing ended."""
