@@ -29,6 +29,7 @@ import hashlib
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -139,13 +140,18 @@ def environment(env_lines: list[str]) -> dict[str, str]:
 def run_split(p: Plan, source: str) -> int:
     Path(p.module_id_file).write_text(module_identifier(source))
     env = environment(p.env_lines)
+    # Each chain in a process group of its own (same session, so the harness's session-wide kill still
+    # reaches it), so that a failed host half can stop the device half's compilers, not just its shell.
     host = subprocess.Popen(["bash", "-c", _script(p.host)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, process_group=0)
     device = subprocess.Popen(["bash", "-c", _script(p.device)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, process_group=0)
     h_out, h_err = host.communicate()
     if host.returncode != 0:  # nvcc would have stopped here: the device half's messages would not exist
-        device.kill()
+        try:
+            os.killpg(device.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         device.communicate()
         _echo(h_out, h_err)
         return host.returncode

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,22 @@ def test_torch_written_ninja_file_gets_the_split(tmp_path, monkeypatch):
     assert split_nvcc_in_ninja(tmp_path / "build.ninja"), text
     new = (tmp_path / "build.ninja").read_text()
     assert nvcc_split.__file__ in new and "command = $nvcc" in new
+
+
+def test_failed_host_half_stops_the_device_compilers(tmp_path):
+    """A host-only error ends the build at once; the device chain's cicc (seconds of unrolled work here)
+    must not keep running orphaned after the driver returns."""
+    kernels = "\n".join(f"""__global__ void k{i}(float* x, int n) {{
+  float acc = 0.f;
+  #pragma unroll
+  for (int j = 0; j < 512; ++j) acc += __sinf(x[(threadIdx.x * {i + 1} + j) % n]) * (j & 7);
+  x[threadIdx.x] = acc;
+}}""" for i in range(12))  # ~10 s of cicc on the dev host; the host error comes in ~0.3 s
+    (tmp_path / "slow.cu").write_text('#ifndef __CUDA_ARCH__\nint host_only_error = "not an int";\n#endif\n' + kernels)
+    t0 = time.monotonic()
+    res = _split([*FLAGS, "-c", "slow.cu", "-o", "slow.o"], tmp_path)
+    assert res.returncode != 0 and "host_only_error" in res.stderr, res.stderr
+    assert time.monotonic() - t0 < 6.0  # did not wait for the device half
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "slow.cu")], capture_output=True, text=True).stdout
+    assert not left.strip(), left
