@@ -28,8 +28,6 @@ torch headers the candidate includes; ``scripts/compile_time_bench.py`` measures
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import inspect
 import json
@@ -42,19 +40,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from multikernelbench.engine.filelock import file_lock
+
 RECIPE_VERSION = "mkb-cuda-build-2"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _ninja_vars(text: str) -> dict[str, str]:
@@ -127,7 +116,7 @@ class FastExtensionBuilder:
             name = params["name"]
             done = build_dir / "mkb_done"
             t0 = time.perf_counter()
-            with _file_lock(builder.cache_root / f"{key}.lock"):
+            with file_lock(builder.cache_root / f"{key}.lock"):
                 if done.exists():
                     module = ce._import_module_from_library(name, str(build_dir), params["is_python_module"])
                     builder.log.append({"name": name, "key": key, "hit": True,
@@ -169,7 +158,7 @@ class FastExtensionBuilder:
         sig = hashlib.sha256(json.dumps([cxx, flags]).encode()).hexdigest()[:16]
         pch_dir = self.cache_root / "pch" / sig
         header, gch = pch_dir / _PCH_HEADER, pch_dir / (_PCH_HEADER + ".gch")
-        with _file_lock(self.cache_root / "pch" / f"{sig}.lock"):
+        with file_lock(self.cache_root / "pch" / f"{sig}.lock"):
             if not gch.exists():
                 pch_dir.mkdir(parents=True, exist_ok=True)
                 header.write_text("#pragma once\n#include <torch/extension.h>\n")

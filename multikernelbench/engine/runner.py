@@ -7,7 +7,6 @@ the store as each finishes, so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from multikernelbench.backends import Backend, get_backend
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.evaluate_one import CandidateEvaluation, Verdict, _request, worker_limits
+from multikernelbench.engine.filelock import file_lock
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
 from multikernelbench.engine.sandbox import Worker
@@ -46,26 +46,6 @@ def check_opt_in(config: EngineConfig) -> None:
 
 
 MARKER = "mkb_compiled.json"
-
-
-class _BuildLock:
-    """An exclusive flock on the build folder: serialises threads of this run and concurrent runs alike
-    (flock conflicts between separate open() calls even inside one process)."""
-
-    def __init__(self, build_dir: Path) -> None:
-        self.path = build_dir / ".mkb_build.lock"
-        self.fd: int | None = None
-
-    def __enter__(self) -> "_BuildLock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
 
 
 def _read_marker(build_dir: Path) -> float | None:
@@ -217,7 +197,7 @@ class Runner:
         build_dir.mkdir(parents=True, exist_ok=True)
         # Two tasks may share one source (a dtype variant of the same operator), hence one build folder;
         # the lock makes the second wait and reuse the first build instead of racing it.
-        with _BuildLock(build_dir):
+        with file_lock(build_dir / ".mkb_build.lock"):
             seconds = _read_marker(build_dir)
             if seconds is not None:  # build cache keyed by code hash
                 result.compile_time_s = seconds
