@@ -177,7 +177,7 @@ def _sources(args: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m multikernelbench.backends.nvcc_split NVCC ARGS...", file=sys.stderr)
+        print(f"usage: python {__file__} NVCC ARGS...", file=sys.stderr)
         return 2
     nvcc, args = argv[0], argv[1:]
     plain = lambda: subprocess.run([nvcc, *args]).returncode  # noqa: E731 - the stock path

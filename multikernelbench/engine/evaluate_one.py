@@ -103,6 +103,7 @@ class CandidateEvaluation:
         self.ref_aliases: list[int] | None = None
         self.deadline: float | None = None
         self.budget_cut = False
+        self.workers: list[Worker] = []  # every device worker of this candidate (a killed baseline compile adds one)
 
     def _budget(self, timeout: float) -> float:
         """A request's timeout, cut to what is left of the candidate's device-stage budget."""
@@ -130,7 +131,6 @@ class CandidateEvaluation:
     def run(self, result: EvalResult) -> EvalResult:
         if self.config.candidate_timeout_s > 0:
             self.deadline = time.monotonic() + self.config.candidate_timeout_s
-        self.workers: list[Worker] = []
         worker = self._start_worker()
         try:
             self._evaluate(worker, result)

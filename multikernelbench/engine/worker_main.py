@@ -288,11 +288,16 @@ class WorkerState:
         reply: dict[str, Any] = {"ok": True, "evidence": before}
         if self.snapshot is not None:
             earlier = set(before.get("patched", []))
-            during = [n for n in self.snapshot.changed() if n not in earlier]
-            critical = [n for n in during if runtime.harness_critical(n)]
-            reply["torch_rebinds"] = [n for n in during if not runtime.harness_critical(n)
-                                      and n not in runtime.COMPILE_REBINDS]
-            self.patched_before_compile = sorted(earlier | set(critical))
+            critical, rebinds = set(), []
+            for name in self.snapshot.changed():
+                if name in earlier or name in runtime.COMPILE_REBINDS:
+                    continue
+                if runtime.harness_critical(name):
+                    critical.add(name)
+                else:
+                    rebinds.append(name)
+            reply["torch_rebinds"] = rebinds
+            self.patched_before_compile = sorted(earlier | critical)
             reply["evidence"] = {**before, "patched": self.patched_before_compile}
             self.snapshot = runtime.PatchSnapshot(self.snapshot.targets)
         self.compiled = compiled
