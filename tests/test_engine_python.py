@@ -19,6 +19,17 @@ def cand(body: str, task_id: str = RELU, label: str = "c") -> Candidate:
     return Candidate(task_id=task_id, source=HEAD + textwrap.dedent(body), label=label)
 
 
+def quick_config(build_root, seed: int, *, timing: dict | None = None, **engine):
+    """EngineConfig for harness tests on plain-PyTorch candidates: short timing, and the "own kernel" checks
+    and the static filter off (they would catch these candidates before the path under test)."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    t = {"min_runs": 3, "max_runs": 5, "budget_s": 0.2, "warmup": 1, **(timing or {})}
+    return EngineConfig(build_root=build_root, allow_code_execution=True, seed=seed, timing=TimingConfig(**t),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False), **engine)
+
+
 CASES = {
     "honest": ("""
         class ModelNew(nn.Module):
@@ -114,15 +125,9 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def outcomes(suite, build_root):
-    from multikernelbench.anticheat import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    # These candidates are plain PyTorch on purpose and test the status paths of the engine itself, so
-    # the "own kernel" checks and the static filter (which would catch several first) are off here.
-    cfg = EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=99,
-                       run_timeout_s=20.0, output_limit_mb=16.0, compile_workers=2,
-                       timing=TimingConfig(min_runs=3, max_runs=10, budget_s=0.3, warmup=1),
-                       anticheat=AntiCheatConfig(require_custom_kernel=False, static_checks=False))
+    # These candidates are plain PyTorch on purpose and test the status paths of the engine itself.
+    cfg = quick_config(build_root, 99, timing={"max_runs": 10, "budget_s": 0.3}, backend="cpu", run_timeout_s=20.0,
+                       output_limit_mb=16.0, compile_workers=2)
     cands = [cand(body, label=name) for name, (body, _, _) in CASES.items()]
     results = evaluate_candidates([suite[RELU]], cands, cfg)
     return {c.label: r for c, r in zip(cands, results)}
@@ -229,14 +234,8 @@ SAMPLED_CASES = {
 @pytest.fixture(scope="module")
 def sampled_outcomes(suite, build_root):
     """Timed outputs above ``timed_check_full_limit`` are compared at sampled positions (large GPU outputs)."""
-    from multikernelbench.anticheat import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    cfg = EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=7,
-                       run_timeout_s=20.0, compile_workers=2, timed_check_full_limit=1000,
-                       timed_check_samples=5000,
-                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
-                       anticheat=AntiCheatConfig(require_custom_kernel=False, static_checks=False))
+    cfg = quick_config(build_root, 7, backend="cpu", run_timeout_s=20.0, compile_workers=2,
+                       timed_check_full_limit=1000, timed_check_samples=5000)
     cands = [cand(body, label=name) for name, (body, _, _) in SAMPLED_CASES.items()]
     results = evaluate_candidates([suite[RELU]], cands, cfg)
     return {c.label: r for c, r in zip(cands, results)}
@@ -268,13 +267,8 @@ def test_sample_positions_cover_both_ends():
 
 def test_trace_file_records_every_phase(suite, build_root, tmp_path):
     """``--trace``: build, device start, load, each check and timing request leave a line as they happen."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
     trace = tmp_path / "trace.log"
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=11, trace_path=trace,
-                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 11, trace_path=trace)
     # A source of its own: the session's build cache would otherwise skip the build of the shared "honest" one.
     source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # traced run")
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="traced")], cfg)
@@ -291,13 +285,8 @@ def test_trace_file_records_every_phase(suite, build_root, tmp_path):
 def test_same_source_twice_builds_once(suite, build_root, tmp_path):
     """Two candidates with one source share a build folder: the second waits for the first build and
     reuses it instead of racing it (CI once read the first one's half-written cache marker)."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
     trace = tmp_path / "trace.log"
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=12, trace_path=trace,
-                       compile_workers=2, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 12, trace_path=trace, compile_workers=2)
     source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # built once")
     results = evaluate_candidates([suite[RELU]], [cand(source, label="a"), cand(source, label="b")], cfg)
     assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT], [r.message for r in results]
@@ -307,12 +296,7 @@ def test_same_source_twice_builds_once(suite, build_root, tmp_path):
 
 def test_candidate_budget_caps_a_slow_but_never_stuck_candidate(suite, build_root):
     """Each check is far below the per-request timeout, but six of them exceed the candidate's budget."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=13, run_timeout_s=30.0,
-                       candidate_timeout_s=4.0, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 13, run_timeout_s=30.0, candidate_timeout_s=4.0)
     slow = cand("""
         import time
         class ModelNew(nn.Module):
@@ -329,12 +313,7 @@ def test_candidate_budget_caps_a_slow_but_never_stuck_candidate(suite, build_roo
 def test_compile_baseline_is_timed_in_the_worker(suite, build_root, tmp_path):
     """``--compile-baseline``: torch.compile of the reference, compiled inside the device worker (inductor
     runs g++ there, outside the candidate's forward) and timed beside eager and the candidate."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=14, run_timeout_s=240.0,
-                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 14, timing={"budget_s": 0.3, "compile_baseline": True}, run_timeout_s=240.0)
     source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # compile baseline")
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb")], cfg)
     assert r.status == Status.CORRECT, r.message
@@ -344,13 +323,8 @@ def test_compile_baseline_is_timed_in_the_worker(suite, build_root, tmp_path):
 def test_compile_baseline_that_times_out_costs_only_the_baseline(suite, build_root):
     """The harness's torch.compile baseline outruns its own timeout: the worker is killed, the result is
     flagged, and the candidate is loaded again in a fresh worker and timed against eager."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=15, run_timeout_s=60.0,
-                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True,
-                                           compile_baseline_timeout_s=0.3),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 15, timing={"budget_s": 0.3, "compile_baseline": True,
+                                               "compile_baseline_timeout_s": 0.3}, run_timeout_s=60.0)
     source = CASES["honest"][0].replace("clamp_min(x, 0.0)", "clamp_min(x, 0.0)  # baseline too slow")
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb_slow")], cfg)
     assert r.status == Status.CORRECT, r.message
@@ -361,12 +335,7 @@ def test_compile_baseline_that_times_out_costs_only_the_baseline(suite, build_ro
 def test_patch_during_timing_is_caught_with_compile_baseline(suite, build_root):
     """torch.compile rebinds torch internals, so patch evidence is re-based after it; a candidate that
     patches the clock only once timing has begun must still be caught (it was not, before)."""
-    from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine.config import EngineConfig, TimingConfig
-
-    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=16, run_timeout_s=120.0,
-                       timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.3, warmup=1, compile_baseline=True),
-                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    cfg = quick_config(build_root, 16, timing={"budget_s": 0.3, "compile_baseline": True}, run_timeout_s=120.0)
     late = cand("""
         import time
         CALLS = [0]
