@@ -206,11 +206,7 @@ def test_no_process_outlives_its_worker(suite, build_root):
 
 
 SAMPLED_CASES = {
-    "honest": ("""
-        class ModelNew(nn.Module):
-            def forward(self, x):
-                return torch.clamp_min(x, 0.0)
-        """, Status.CORRECT, None),
+    "honest": CASES["honest"],
     # Right on every test shape; at the (larger) timing shape only the very last element is wrong: the
     # sampled check must still see it (the first and last 4096 positions are always compared).
     "wrong_last_element_when_timed": ("""
