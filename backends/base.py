@@ -13,9 +13,11 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
+
+from multikernelbench.timing.loop import Timer
 
 
 @dataclass
@@ -64,6 +66,38 @@ class Backend(abc.ABC):
         """Environment variables for compile and device workers (set before the child starts)."""
         return {"TORCH_EXTENSIONS_DIR": str(build_dir)}
 
+    def gpu_indices(self) -> list[int]:
+        """The GPUs a run may spread its device stage over (one lane each); [] when this backend runs on the
+        CPU (then the engine uses ``device_workers`` CPU lanes)."""
+        if self.device_type != "cuda" or not torch.cuda.is_available():
+            return []
+        return list(range(torch.cuda.device_count()))
+
+    def lane_env(self, gpu: int | None) -> dict[str, str]:
+        """Extra environment of a device worker on lane ``gpu``: it sees that GPU alone, as device 0."""
+        return {} if gpu is None else {"CUDA_VISIBLE_DEVICES": str(gpu)}
+
+    def reference_device(self, gpu: int | None) -> torch.device:
+        """Where the trusted parent computes and compares expected outputs for lane ``gpu``: on that GPU for
+        GPU tasks (the parent's own CUDA context), else on the CPU."""
+        if gpu is None or self.device_type != "cuda":
+            return torch.device("cpu")
+        return torch.device("cuda", gpu)
+
+    def default_compile_workers(self) -> int:
+        """Concurrent builds when the user does not say: one per usable core (a C++ build is one compiler)."""
+        import os
+
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:
+            return max(1, os.cpu_count() or 1)
+
+    def prepare_builds(self, build_root: Path) -> Any:
+        """Trusted, once per run, before the compile pool starts: warm shared build caches (e.g. precompiled
+        headers) in the background. Returns a handle with ``wait(timeout)`` or None; builds never wait for it."""
+        return None
+
     # ---- in a compile worker (untrusted code runs) ----------------------------------------------------
     def compile(self, source: str, build_dir: Path) -> CompileOutcome:
         """Default: executing the candidate module builds its extensions (load_inline at import time)."""
@@ -104,21 +138,11 @@ class Backend(abc.ABC):
         return [str(home / ".triton"), str(home / ".cache"), str(Path(build_dir).parent)]
 
     @abc.abstractmethod
-    def make_timer(self, config: Any) -> "Timer":
-        """A timer appropriate for this device (see multikernelbench.engine.timing)."""
+    def make_timer(self, config: Any) -> Timer:
+        """The A/B timer with this device's sampler (see multikernelbench.timing)."""
 
     def hardware(self) -> str:
         return platform.processor() or platform.machine()
 
     def versions(self) -> dict[str, str]:
         return {"python": platform.python_version(), "torch": torch.__version__}
-
-
-class Timer(abc.ABC):
-    """Times several callables alternately (A/B/A/B...) so slow drift of clocks or load cancels out."""
-
-    method: str = ""
-
-    @abc.abstractmethod
-    def measure(self, fns: dict[str, Callable[[int], Any]]) -> dict[str, Any]:
-        """Call each ``fns[name](i)`` repeatedly; return name -> TimingStats. ``i`` selects an input set."""

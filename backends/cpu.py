@@ -66,9 +66,9 @@ class CpuBackend(Backend):
         return ExtensionCallProbe(build_dir)
 
     def make_timer(self, config):
-        from multikernelbench.engine.timing import HostClockTimer
+        from multikernelbench.timing.host import host_timer
 
-        return HostClockTimer(config)
+        return host_timer(config)
 
     def hardware(self) -> str:
         return f"{cpu_model_name()} x{usable_cores()}"

@@ -101,6 +101,20 @@ class CudaBackend(Backend):
                 return Availability(False, "ninja not found (torch's extension loader needs it)")
         return Availability(True)
 
+    def default_compile_workers(self) -> int:
+        """A CUDA build keeps ~2 cores busy (nvcc's host and device halves side by side, g++ beside them)."""
+        return max(1, super().default_compile_workers() // 2)
+
+    def prepare_builds(self, build_root: Path):
+        """Start the trusted PCH warmer for the shared extension cache (background; builds never wait)."""
+        if not (self.options.get("fast_build", True) and self.options.get("pch", True)):
+            return None
+        from multikernelbench.backends.cuda_build import PchWarmer
+
+        cache = self._cache_dir(Path(build_root) / self.name / "_")
+        env = {k: v for k, v in self.worker_env(cache).items() if k != "TORCH_EXTENSIONS_DIR"}
+        return PchWarmer(cache, env, with_cuda=True)
+
     def _cache_dir(self, build_dir: Path) -> Path:
         if self.options.get("cache_dir"):
             return Path(self.options["cache_dir"])
@@ -147,10 +161,10 @@ class CudaBackend(Backend):
         return ProfilerKernelProbe()
 
     def make_timer(self, config: Any):
-        from multikernelbench.backends.cuda_timing import CudaEventTimer
+        from multikernelbench.timing.cuda_events import cuda_event_timer
 
         kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
-        return CudaEventTimer(config, **kw)
+        return cuda_event_timer(config, **kw)
 
     def hardware(self) -> str:
         if torch.cuda.is_available():

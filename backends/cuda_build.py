@@ -9,10 +9,12 @@ module exactly as stock, and change only how the build is carried out:
   torch/CUDA versions and target arch>``. The compile worker and the device worker (and any re-evaluation
   of the same code) share it, so the second load is an import. Concurrent builders of one key take a lock.
 * **Precompiled header for the g++ part.** ``main.cpp`` (the pybind11 bindings that load_inline writes)
-  starts with ``#include <torch/extension.h>``. Before ninja runs, the exact ``cflags``/``post_cflags`` of
-  that compile are read from ``build.ninja``; a ``.gch`` of torch/extension.h built with those flags
-  (cached per flag set, lock-protected) is force-included, so g++ skips ~400k lines of headers. GCC only
-  uses a PCH whose flags match; otherwise it silently falls back to the text header (still correct).
+  starts with ``#include <torch/extension.h>``. When a ``.gch`` of that header exists for exactly the
+  ``cflags``/``post_cflags`` in ``build.ninja`` it is force-included, so g++ skips ~400k lines of headers;
+  GCC only uses a PCH whose flags match, otherwise it silently reads the text header (still correct). The
+  ``.gch`` (~0.7 GB) is made by :func:`warm_pch` in a trusted process the parent starts before the compile
+  pool (:class:`PchWarmer`); a worker never builds it and never waits for it. (Building it inside workers,
+  under their 256 MB file-size limit and a shared lock, is what made builds end one at a time on the H200.)
 * **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.nvcc_split` runs stock
   nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
   other; anything it does not recognise runs plain nvcc.
@@ -40,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.engine.filelock import file_lock
+from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-2"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
@@ -145,29 +147,142 @@ class FastExtensionBuilder:
         self._installed = True
 
     # ---- precompiled header ---------------------------------------------------------------------------
+    def _pch_paths(self, text: str) -> tuple[str, list[str], str, Path, Path]:
+        v = _ninja_vars(text)
+        cxx, cflags, post = v.get("cxx", "c++"), v.get("cflags", ""), v.get("post_cflags", "")
+        flags = [f for f in shlex.split(cflags) + shlex.split(post) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+        sig = hashlib.sha256(json.dumps([cxx, flags]).encode()).hexdigest()[:16]
+        pch_dir = self.cache_root / "pch" / sig
+        return cxx, flags, sig, pch_dir / _PCH_HEADER, pch_dir / (_PCH_HEADER + ".gch")
+
     def _add_pch(self, build_dir: Path) -> None:
+        """Force-include the precompiled torch/extension.h when one exists for exactly these flags; otherwise
+        build with the text header. A build never makes the PCH and never waits for it: the .gch (~0.7 GB)
+        is over a worker's file-size limit, and building it under a shared lock in every worker is what
+        made builds finish one at a time (see :func:`warm_pch`, run by the trusted parent instead)."""
         ninja = build_dir / "build.ninja"
         text = ninja.read_text()
         if "main.o: compile" not in text and not re.search(r"build \S+\.o: compile \S+main\.cpp", text):
             return
         if _PCH_HEADER in text:
             return
-        v = _ninja_vars(text)
-        cxx, cflags, post = v.get("cxx", "c++"), v.get("cflags", ""), v.get("post_cflags", "")
-        flags = [f for f in shlex.split(cflags) + shlex.split(post) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
-        sig = hashlib.sha256(json.dumps([cxx, flags]).encode()).hexdigest()[:16]
-        pch_dir = self.cache_root / "pch" / sig
-        header, gch = pch_dir / _PCH_HEADER, pch_dir / (_PCH_HEADER + ".gch")
-        with file_lock(self.cache_root / "pch" / f"{sig}.lock"):
-            if not gch.exists():
-                pch_dir.mkdir(parents=True, exist_ok=True)
-                header.write_text("#pragma once\n#include <torch/extension.h>\n")
-                t0 = time.perf_counter()
-                tmp = gch.with_suffix(".gch.tmp")
-                cmd = shlex.split(cxx) + ["-x", "c++-header", str(header), "-o", str(tmp)] + flags
-                subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-                tmp.rename(gch)
-                self.log.append({"pch_built": sig, "seconds": time.perf_counter() - t0})
+        _, _, sig, header, gch = self._pch_paths(text)
+        if not gch.exists():
+            self.log.append({"pch_missing": sig})
+            return
         new = re.sub(r"^cflags = ", f"cflags = -include {shlex.quote(str(header))} -Winvalid-pch ", text,
                      count=1, flags=re.M)
         ninja.write_text(new)
+        self.log.append({"pch_used": sig})
+
+    def build_pch_from(self, build_dir: Path) -> dict[str, Any]:
+        """Trusted side: make the PCH for the flags of ``build_dir``'s build.ninja unless it exists or another
+        process is making it right now (a non-blocking lock: nobody ever waits for a PCH)."""
+        import fcntl
+
+        cxx, flags, sig, header, gch = self._pch_paths((build_dir / "build.ninja").read_text())
+        if gch.exists():
+            return {"sig": sig, "state": "present"}
+        lock_path = self.cache_root / "pch" / f"{sig}.lock"
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return {"sig": sig, "state": "being built elsewhere"}
+            try:
+                if gch.exists():
+                    return {"sig": sig, "state": "present"}
+                header.parent.mkdir(parents=True, exist_ok=True)
+                header.write_text("#pragma once\n#include <torch/extension.h>\n")
+                t0 = time.perf_counter()
+                tmp = gch.with_name(f"{gch.name}.{os.getpid()}.tmp")
+                cmd = shlex.split(cxx) + ["-x", "c++-header", str(header), "-o", str(tmp)] + flags
+                out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if out.returncode != 0:
+                    tmp.unlink(missing_ok=True)
+                    return {"sig": sig, "state": "failed", "output": out.stdout.decode(errors="replace")[-2000:]}
+                os.replace(tmp, gch)  # readers see a whole .gch or none
+                return {"sig": sig, "state": "built", "seconds": time.perf_counter() - t0,
+                        "bytes": gch.stat().st_size}
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class _WarmOnly(Exception):
+    """Stops load_inline after build.ninja is written: the warmer wants the flags, not the extension."""
+
+
+#: The cflags variants warmed by default: none (what KernelBench-style CUDA candidates pass for the C++
+#: half) and -O3 (the most common explicit choice).
+WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
+
+
+def warm_pch(cache_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+             with_cuda: bool = True) -> list[dict[str, Any]]:
+    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
+    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits)."""
+    import tempfile
+
+    import torch.utils.cpp_extension as ce
+
+    builder = FastExtensionBuilder(cache_root, pch=False, cache=False, split_nvcc=False)
+    report: list[dict[str, Any]] = []
+    orig = ce._run_ninja_build
+
+    def capture(build_directory, verbose, error_prefix):
+        report.append(builder.build_pch_from(Path(build_directory)))
+        raise _WarmOnly
+
+    ce._run_ninja_build = capture
+    try:
+        for i, extra in enumerate(variants):
+            with tempfile.TemporaryDirectory(prefix="mkb-pch-") as tmp:
+                kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
+                try:
+                    ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", extra_cflags=list(extra),
+                                   build_directory=tmp, verbose=False, **kw)
+                except _WarmOnly:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm leaves builds as they were
+                    report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
+    finally:
+        ce._run_ninja_build = orig
+    return report
+
+
+class PchWarmer:
+    """Handle on a background warmer process started by the parent (``wait`` for tests and benchmarks)."""
+
+    def __init__(self, cache_root: Path, env: dict[str, str], with_cuda: bool) -> None:
+        self.cache_root = Path(cache_root)
+        self.cache_root.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.cache_root / "pch" / f"warm.{os.getpid()}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.cache_root)]
+        if not with_cuda:
+            cmd.append("--cpu")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+if __name__ == "__main__":  # the warmer process started by PchWarmer
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--warm-pch", required=True)
+    ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
+    a = ap.parse_args()
+    print(json.dumps(warm_pch(a.warm_pch, with_cuda=not a.cpu)), flush=True)

@@ -4,7 +4,7 @@
   present (CI, the H200 host) they run in Pallas' interpret mode on the CPU: correctness only, and
   ``timing_available`` is False (interpreter speed says nothing about a TPU).
 * ``dialect="gpu"`` — kernels for Pallas' GPU lowering (Triton), run natively on an NVIDIA device and timed
-  with :class:`~multikernelbench.backends.cuda_timing.CudaEventTimer` (no CUDA graphs: XLA's launches are
+  with :class:`~multikernelbench.timing.cuda_events.CudaEventSampler` (no CUDA graphs: XLA's launches are
   not captured by torch's graph, so short kernels are timed as K back-to-back calls per event pair). Without
   a GPU they, too, fall back to interpret mode on the CPU for correctness.
 
@@ -110,13 +110,13 @@ class PallasBackend(Backend):
 
     def make_timer(self, config: Any):
         if self.interpret:
-            from multikernelbench.engine.timing import HostClockTimer
+            from multikernelbench.timing.host import host_timer
 
-            return HostClockTimer(config)
-        from multikernelbench.backends.cuda_timing import CudaEventTimer
+            return host_timer(config)
+        from multikernelbench.timing.cuda_events import cuda_event_timer
 
         kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms") if k in self.options}
-        return CudaEventTimer(config, allow_graphs=False, **kw)
+        return cuda_event_timer(config, allow_graphs=False, **kw)
 
     def hardware(self) -> str:
         if self.interpret:

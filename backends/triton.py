@@ -1,7 +1,7 @@
 """``triton`` backend: Triton candidates on an NVIDIA GPU, or through Triton's interpreter on the CPU.
 
 On a machine with a CUDA device, candidates run natively and are timed with
-:class:`~multikernelbench.backends.cuda_timing.CudaEventTimer`, exactly like ``cuda`` candidates.
+:class:`~multikernelbench.timing.cuda_events.CudaEventSampler`, exactly like ``cuda`` candidates.
 
 Without one (CI), the same candidates run under ``TRITON_INTERPRET=1``: ``@triton.jit`` functions execute
 in numpy on CPU tensors, which checks correctness at the test shapes. Interpreter speed says nothing about
@@ -73,13 +73,13 @@ class TritonBackend(Backend):
     def make_timer(self, config: Any):
         if self.interpret:
             # Never used for reported numbers (timing_available is False); kept so the interface holds.
-            from multikernelbench.engine.timing import HostClockTimer
+            from multikernelbench.timing.host import host_timer
 
-            return HostClockTimer(config)
-        from multikernelbench.backends.cuda_timing import CudaEventTimer
+            return host_timer(config)
+        from multikernelbench.timing.cuda_events import cuda_event_timer
 
         kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
-        return CudaEventTimer(config, **kw)
+        return cuda_event_timer(config, **kw)
 
     def hardware(self) -> str:
         if self.interpret:

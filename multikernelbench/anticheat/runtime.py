@@ -161,13 +161,16 @@ def harness_critical(name: str) -> bool:
     return not name.startswith(_TORCH_API_TARGETS)
 
 
-def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def default_patch_targets(harness: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything a cheat would patch: the stdlib pieces the harness relies on, torch's API, this module and
+    the guard, plus ``harness`` (name -> module or class): the caller's own clock, checker and protocol
+    modules. The worker passes those in, so this module needs no import of the layers above it."""
     import torch._dynamo  # noqa: F401 - its import rebinds torch.manual_seed; OpRecorder (TorchDispatchMode)
     # imports it lazily, which would otherwise flag every honest candidate as having patched torch.
     import torch.nn.functional as F
 
     from multikernelbench.anticheat import guard, judge  # noqa: F401 - imported so they are covered
-    from multikernelbench.engine import checking, protocol, timing
+    from multikernelbench.timing import loop, stats
 
     targets: dict[str, Any] = {
         "builtins": builtins, "time": time, "os": os, "threading": threading, "torch": (torch, TORCH_FUNCTIONS),
@@ -175,15 +178,13 @@ def default_patch_targets(extra: dict[str, Any] | None = None) -> dict[str, Any]
         "torch.nn.Module": torch.nn.Module, "torch.cuda": torch.cuda, "torch.cuda.Event": torch.cuda.Event,
         "torch.autograd.grad_mode.no_grad": torch.autograd.grad_mode.no_grad,
         "torch.serialization": torch.serialization,
-        "multikernelbench.engine.timing": timing, "multikernelbench.engine.checking": checking,
-        "multikernelbench.engine.protocol": protocol, "multikernelbench.anticheat.runtime": sys.modules[__name__],
+        "multikernelbench.timing.loop": loop, "multikernelbench.timing.stats": stats,
+        "timing.Timer": loop.Timer, "multikernelbench.anticheat.runtime": sys.modules[__name__],
         "multikernelbench.anticheat.guard": guard,
     }
-    for cls_name in ("AlternatingTimer", "HostClockTimer"):
-        targets[f"timing.{cls_name}"] = getattr(timing, cls_name)
     for name in ("ExtensionCallProbe", "PatchSnapshot", "OpRecorder"):
         targets[f"runtime.{name}"] = globals()[name]
-    targets.update(extra or {})
+    targets.update(harness or {})
     return targets
 
 

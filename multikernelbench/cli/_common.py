@@ -19,7 +19,10 @@ def add_engine_options(p) -> None:
     p.add_argument("--task", action="append", dest="task_ids", help="only these task ids (repeatable)")
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--build-root", type=Path, default=None, help="build cache (default ~/.cache/multikernelbench)")
-    p.add_argument("--compile-workers", type=int, default=2, help="parallel compile processes")
+    p.add_argument("--compile-workers", type=int, default=0,
+                   help="concurrent builds (default 0 = the backend's choice: all cores for C++, half for CUDA)")
+    p.add_argument("--gpus", default=None,
+                   help="comma-separated GPU indices to spread the device stage over, one lane each (default: all)")
     p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
     p.add_argument("--run-timeout", type=float, default=120.0, help="seconds per worker request")
     p.add_argument("--candidate-timeout", type=float, default=900.0,
@@ -27,7 +30,8 @@ def add_engine_options(p) -> None:
     p.add_argument("--threads", type=int, default=0, help="threads for CPU kernels and references (0 = all)")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--compile-baseline", action="store_true", help="also time torch.compile of the reference")
-    p.add_argument("--timing-budget", type=float, default=5.0, help="seconds of timing per callable")
+    p.add_argument("--timing-budget-s", "--timing-budget", dest="timing_budget_s", type=float, default=5.0,
+                   help="seconds of timing per callable")
     p.add_argument("--seed", type=int, default=None, help="deterministic seeds (default: fresh secret seeds)")
     p.add_argument("--json", action="store_true", help="print one JSON line per result on stdout")
     p.add_argument("--no-progress", action="store_true")
@@ -40,7 +44,9 @@ def engine_config(args, allow: bool) -> EngineConfig:
         run_timeout_s=args.run_timeout, candidate_timeout_s=args.candidate_timeout, threads=args.threads,
         skip_timing=args.no_timing, seed=args.seed,
         allow_code_execution=allow,
-        timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget))
+        timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
+    if getattr(args, "gpus", None):
+        cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())
     if args.build_root:
         cfg.build_root = args.build_root
     cfg.trace_path = getattr(args, "trace", None)

@@ -26,7 +26,7 @@ def shipped_solutions(backend: str) -> Path:
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="evaluate the shipped CPU solutions end to end and print a table")
     add_engine_options(p)
-    p.set_defaults(func=run, db="mkb-demo.sqlite", timing_budget=2.0)
+    p.set_defaults(func=run, db="mkb-demo.sqlite", timing_budget_s=2.0)
 
 
 def run(args) -> int:

@@ -39,7 +39,7 @@ def compare_outputs(outputs: list[torch.Tensor], expected: list[torch.Tensor], a
         if out.dtype != ref.dtype:
             return CheckOutcome(False, FailureKind.DTYPE_MISMATCH,
                                 f"output {i} has dtype {out.dtype}, expected {ref.dtype}{where}")
-        ref = ref.to("cpu")
+        out = out.to(ref.device)  # compared where the reference lives (the GPU for GPU tasks)
         if not ref.is_floating_point() and not ref.is_complex():
             mismatched = int((out != ref).sum())
             if mismatched:

@@ -6,20 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.timing.config import TimingConfig
 
-
-@dataclass
-class TimingConfig:
-    warmup: int = 3
-    min_runs: int = 10
-    max_runs: int = 200
-    target_rse: float = 0.01  # stop once the standard error of the mean is this fraction of the mean
-    budget_s: float = 10.0  # wall budget per timed callable
-    input_sets: int = 2  # distinct input sets rotated across timed calls (defeats caching by pointer)
-    compile_baseline: bool = False  # also time torch.compile of the reference
-    #: Its own request before timing: a compile that fails or takes longer loses the compiled baseline
-    #: (flagged on the result), never the candidate's verdict.
-    compile_baseline_timeout_s: float = 300.0
+__all__ = ["EngineConfig", "TimingConfig"]
 
 
 @dataclass
@@ -32,17 +21,23 @@ class EngineConfig:
     #: request's own timeout is cut to what is left, so a candidate that is slow at every step (but never
     #: slow enough for one request to time out) cannot hold the device for many minutes. 0 = no cap.
     candidate_timeout_s: float = 900.0
-    compile_workers: int = 2
+    #: Concurrent builds; 0 = the backend's choice for this machine's cores (Backend.default_compile_workers).
+    compile_workers: int = 0
+    #: GPU indices to spread the device stage over (one device worker and one reference service each);
+    #: None = every visible GPU. Backends that do not run on a GPU use one lane.
+    gpus: tuple[int, ...] | None = None
+    #: Device lanes for backends that do not run on a GPU (CPU, interpreters). Parallel CPU lanes share the
+    #: cores, so they only suit correctness-only runs (the suite self-check); timing wants 1.
     device_workers: int = 1
     threads: int = 0  # torch/OpenMP threads in device workers (0 = all cores of the worker)
     timing: TimingConfig = field(default_factory=TimingConfig)
     memory_limit_gb: float = 16.0  # address-space limit of workers (RLIMIT_AS); 0 disables
     output_limit_mb: float = 256.0  # RLIMIT_FSIZE of workers: caps stdout floods and runaway writes
     check_timed_outputs: bool = True
-    #: Timed outputs up to this many elements are compared whole; larger ones at this many secret random
-    #: positions plus their first/last 4096 elements (drawn after timing, so the candidate cannot know them).
-    timed_check_full_limit: int = 1 << 22
-    timed_check_samples: int = 1 << 20
+    #: A verified timed call's output is compared at this many secret random flat positions plus its first
+    #: and last ``timed_check_edge`` elements (the whole output when it is smaller than that).
+    timed_check_positions: int = 4096
+    timed_check_edge: int = 1024
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False

@@ -1,29 +1,40 @@
-"""Evaluate many candidates: compile in a pool of CPU workers, check and time in device workers.
+"""Evaluate many candidates as a pipeline: builds in a pool of CPU workers, device stages in one lane per GPU.
 
-Each compile and each evaluation happens in a fresh worker process, so one candidate cannot leave state
-(patched modules, leaked threads, a corrupted device context) behind for the next. Results are written to
-the store as each finishes, so an interrupted run resumes where it stopped.
+* **Builds overlap for real.** ``compile_workers`` builds run at once (default: the backend's choice for
+  this machine). Shared build caches (the CUDA precompiled header) are warmed by a trusted background
+  process before the pool starts; no build waits for them.
+* **A pipeline.** On backends whose builds and timing use different resources (CUDA: builds on CPU cores,
+  timing on the GPU) a built candidate goes straight to a free device lane while later ones still build;
+  where both share the cores (the CPU backend) the device stage starts after the last build, so builds
+  never run inside a CPU candidate's clock.
+* **One lane per GPU.** A lane is a thread with its own :class:`ReferenceService` on that GPU and device
+  workers that see only that GPU (``CUDA_VISIBLE_DEVICES``); the parent's reference work and the lane's
+  worker never use the GPU at the same time. Results are written as each candidate finishes (the store is
+  only touched from the calling thread), so an interrupted run resumes where it stopped.
+
+Each build and each device stage happens in a fresh worker process, so one candidate cannot leave state
+(patched modules, leaked threads, a corrupted device context) behind for the next.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import queue
 import sys
+import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from multikernelbench.anticheat.static import check_task_candidate
 from multikernelbench.backends import Backend, get_backend
+from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
-from multikernelbench.engine.evaluate_one import CandidateEvaluation, Verdict, _request, worker_limits
-from multikernelbench.engine.filelock import file_lock
+from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.progress import Progress
-from multikernelbench.engine.reference import SeedSource
-from multikernelbench.engine.sandbox import Worker
+from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
@@ -45,23 +56,12 @@ def check_opt_in(config: EngineConfig) -> None:
         f"--allow-code-execution or set {ALLOW_ENV}=1.")
 
 
-MARKER = "mkb_compiled.json"
-
-
-def _read_marker(build_dir: Path) -> float | None:
-    """Seconds the cached build took, or None when there is no complete build (an unreadable marker is
-    a miss, not an error: the build simply runs again)."""
-    try:
-        seconds = json.loads((build_dir / MARKER).read_text()).get("seconds")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return float(seconds) if isinstance(seconds, (int, float)) else None
-
-
-def _write_marker(build_dir: Path, seconds: float) -> None:
-    tmp = build_dir / f".{MARKER}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"seconds": seconds}))
-    os.replace(tmp, build_dir / MARKER)  # readers never see a half-written marker
+@dataclass
+class _Job:
+    index: int
+    task: Task
+    cand: Candidate
+    result: EvalResult
 
 
 class Runner:
@@ -75,6 +75,9 @@ class Runner:
         self.backend: Backend = get_backend(config.backend, threads=config.threads)
         self.seeds = SeedSource(config.seed)
         self.trace = Trace(config.trace_path)
+        self.zygote = None
+        #: Per lane: reference forwards computed by its ReferenceService (tests check reuse with it).
+        self.reference_counts: dict[str, int] = {}
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, tasks: Iterable[Task], candidates: list[Candidate]) -> list[EvalResult]:
@@ -83,10 +86,10 @@ class Runner:
         if unknown:
             raise KeyError(f"candidates name unknown task ids: {unknown}")
         avail = self.backend.availability()
-        self.hardware = self.backend.hardware()
+        self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"
         self.versions = self.backend.versions()
         results: dict[int, EvalResult] = {}
-        todo: list[int] = []
+        todo: list[_Job] = []
         for i, cand in enumerate(candidates):
             task = by_id[cand.task_id]
             if not avail.ok:
@@ -104,18 +107,24 @@ class Runner:
                 self.store.put_label(stored, self._label(cand, task))
                 results[i] = stored
             else:
-                todo.append(i)
+                # Fail closed: a record that escapes without a verdict says the harness did not finish it.
+                todo.append(_Job(i, task, cand, self._blank(task, cand, Status.RUNTIME_ERROR,
+                                                            "harness: evaluation did not finish")))
         for i in sorted(results):
             self._emit(results[i], candidates[i])
-        self.zygote = self._start_zygote() if todo else None
-        try:
-            with Progress(enabled=self.show_progress) as bar:
-                bar.add("compile", len(todo))
-                bar.add("evaluate", len(todo))
-                self._run(by_id, candidates, todo, results, bar)
-        finally:
-            if self.zygote is not None:
-                self.zygote.close()
+        if todo:
+            self.zygote = self._start_zygote()
+            warmer = self.backend.prepare_builds(Path(self.config.build_root))
+            try:
+                with Progress(enabled=self.show_progress) as bar:
+                    bar.add("compile", len(todo))
+                    bar.add("evaluate", len(todo))
+                    self._pipeline(todo, results, bar)
+            finally:
+                if warmer is not None:
+                    warmer.stop()
+                if self.zygote is not None:
+                    self.zygote.close()
         return [results[i] for i in range(len(candidates))]
 
     def _start_zygote(self):
@@ -133,45 +142,110 @@ class Runner:
             print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
             return None
 
-    def _run(self, by_id, candidates, todo, results, bar) -> None:
-        cfg = self.config
-        with ThreadPoolExecutor(max(1, cfg.compile_workers), thread_name_prefix="compile") as cpool, \
-                ThreadPoolExecutor(max(1, cfg.device_workers), thread_name_prefix="device") as dpool:
-            compiles: dict[Future, int] = {
-                cpool.submit(self._compile, by_id[candidates[i].task_id], candidates[i]): i for i in todo}
-            pending_device: list[tuple[int, EvalResult]] = []
-            device_futures: dict[Future, int] = {}
-            for fut in as_completed(compiles):
-                i = compiles[fut]
-                result = fut.result()
-                bar.advance("compile")
-                if result.status is not None and result.status != Status.CORRECT:
-                    self._finish(i, result, candidates[i], results, bar)
-                    continue
-                if self.backend.overlap_compile_with_timing:
-                    device_futures[dpool.submit(self._device, by_id[candidates[i].task_id], candidates[i], result)] = i
-                else:
-                    pending_device.append((i, result))
-            for i, result in pending_device:
-                device_futures[dpool.submit(self._device, by_id[candidates[i].task_id], candidates[i], result)] = i
-            for fut in as_completed(device_futures):
-                i = device_futures[fut]
-                self._finish(i, fut.result(), candidates[i], results, bar)
+    # ------------------------------------------------------------------------------------------------
+    def lanes(self) -> list[int | None]:
+        """GPU index per device lane (None for a CPU lane)."""
+        gpus = list(self.config.gpus) if self.config.gpus is not None else self.backend.gpu_indices()
+        if gpus and self.backend.device_type == "cuda":
+            return gpus
+        return [None] * max(1, self.config.device_workers)
 
-    def _finish(self, i: int, result: EvalResult, cand: Candidate, results: dict, bar) -> None:
-        result.finished_at = time.time()
-        results[i] = result
+    def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar) -> None:
+        cfg = self.config
+        builder = BuildStage(self.backend, cfg, self.trace, self.zygote)
+        ready: queue.Queue[_Job | None] = queue.Queue()
+        finished: queue.Queue[tuple[str, _Job]] = queue.Queue()
+        remaining = {}
+        for job in todo:
+            remaining[job.task.id] = remaining.get(job.task.id, 0) + 1
+        lock = threading.Lock()
+        lanes = self.lanes()
+        overlap = self.backend.overlap_compile_with_timing
+        workers = cfg.compile_workers or self.backend.default_compile_workers()
+
+        def build(job: _Job) -> None:
+            try:
+                outcome = builder.run(job.task, job.cand, job.result)
+            except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+                job.result.status = Status.RUNTIME_ERROR
+                job.result.message = f"harness error while building: {exc!r}"
+                finished.put(("built", job))
+                finished.put(("done", job))
+                return
+            finished.put(("built", job))
+            if outcome.ok:
+                ready.put(job)
+            else:
+                finished.put(("done", job))
+
+        def lane(gpu: int | None) -> None:
+            refs = ReferenceService(self.backend.reference_device(gpu))
+            name = "cpu" if gpu is None else f"gpu{gpu}"
+            try:
+                while True:
+                    job = ready.get()
+                    if job is None:
+                        return
+                    self._device(job, refs, gpu)
+                    with lock:
+                        remaining[job.task.id] -= 1
+                        done_tasks = {t for t, n in remaining.items() if n == 0}
+                    for task_id in set(refs.held_tasks()) & done_tasks:
+                        refs.release(task_id)  # its last candidate is done: free its references
+                    finished.put(("done", job))
+            finally:
+                self.reference_counts[name] = refs.computed
+
+        lane_threads = [threading.Thread(target=lane, args=(g,), name=f"lane-{g}", daemon=True) for g in lanes]
+        if overlap:
+            for t in lane_threads:
+                t.start()
+        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
+            for job in todo:
+                pool.submit(build, job)
+            built = done = 0
+            while done < len(todo):
+                kind, job = finished.get()
+                if kind == "built":
+                    built += 1
+                    bar.advance("compile")
+                    if built == len(todo) and not overlap:
+                        for t in lane_threads:
+                            t.start()  # CPU: the device stage starts after the last build
+                    continue
+                done += 1
+                self._finish(job, results, bar)
+        for _ in lane_threads:
+            ready.put(None)
+        for t in lane_threads:
+            if t.is_alive():
+                t.join()
+
+    def _device(self, job: _Job, refs: ReferenceService, gpu: int | None) -> None:
+        self.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
+        try:
+            CandidateEvaluation(job.task, job.cand.source, self.build_dir(job.cand), self.backend, self.config,
+                                self.seeds, refs, env_extra=self.backend.lane_env(gpu), zygote=self.zygote,
+                                trace=self.trace).run(job.result)
+        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            job.result.status = Status.RUNTIME_ERROR
+            job.result.message = f"harness error while evaluating: {exc!r}"
+            print(job.result.message, file=sys.stderr)
+
+    def _finish(self, job: _Job, results: dict[int, EvalResult], bar) -> None:
+        job.result.finished_at = time.time()
+        results[job.index] = job.result
         if self.store is not None:
-            self.store.put(result, self._label(cand, None))
+            self.store.put(job.result, self._label(job.cand, job.task))
         bar.advance("evaluate")
-        self._emit(result, cand)
+        self._emit(job.result, job.cand)
 
     def _emit(self, result: EvalResult, cand: Candidate) -> None:
         if self.on_result:
             self.on_result(result, cand)
 
     # ------------------------------------------------------------------------------------------------
-    def _blank(self, task: Task, cand: Candidate, status, message: str = "") -> EvalResult:
+    def _blank(self, task: Task, cand: Candidate, status: Status, message: str = "") -> EvalResult:
         return EvalResult(task_id=task.id, task_hash=task.content_hash, backend=self.backend.name,
                           candidate=cand.label, code_hash=cand.code_hash, status=status, message=message,
                           hardware=self.hardware, versions=self.versions, started_at=time.time())
@@ -182,67 +256,6 @@ class Runner:
 
     def build_dir(self, cand: Candidate) -> Path:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
-
-    def _compile(self, task: Task, cand: Candidate) -> EvalResult:
-        """Returns a result whose status is None when the build succeeded (evaluation continues)."""
-        result = self._blank(task, cand, None)
-        ac = self.config.anticheat
-        if ac.static_checks:
-            findings = check_task_candidate(cand.source, task, self.backend.name, ac.require_custom_kernel)
-            if findings:
-                result.status = Status.CHEAT_DETECTED
-                result.message = "static check: " + "; ".join(str(f) for f in findings[:10])
-                return result
-        build_dir = self.build_dir(cand)
-        build_dir.mkdir(parents=True, exist_ok=True)
-        # Two tasks may share one source (a dtype variant of the same operator), hence one build folder;
-        # the lock makes the second wait and reuse the first build instead of racing it.
-        with file_lock(build_dir / ".mkb_build.lock"):
-            seconds = _read_marker(build_dir)
-            if seconds is not None:  # build cache keyed by code hash
-                result.compile_time_s = seconds
-                return result
-            return self._build(task, cand, build_dir, result)
-
-    def _build(self, task: Task, cand: Candidate, build_dir: Path, result: EvalResult) -> EvalResult:
-        ac = self.config.anticheat
-        t0 = time.perf_counter()
-        self.trace(trace_label(task.id, cand.code_hash), "build start")
-        worker = Worker("compile", self.backend.worker_env(build_dir), worker_limits(self.config, self.backend),
-                        zygote=self.zygote)
-        worker.start()
-        try:
-            header = {"op": "compile", "backend": self.backend.name, "backend_options": self.backend.options,
-                      "source": cand.source, "build_dir": str(build_dir), "threads": 1,
-                      "anticheat": {"runtime_checks": ac.runtime_checks}}
-            reply, _ = _request(worker, header, None, self.config.compile_timeout_s, "compiling", ac)
-            if not reply.get("ok"):
-                result.status, result.message = Status.COMPILE_ERROR, reply.get("message", "")
-        except Verdict as v:
-            result.status, result.failure = v.status, v.failure
-            result.message = v.message
-            if v.status == Status.RUNTIME_ERROR:  # an exception while building/importing is a compile error
-                result.status = Status.COMPILE_ERROR
-        finally:
-            result.stdout = worker.captured_stdout()
-            worker.close()
-        result.compile_time_s = time.perf_counter() - t0
-        self.trace(trace_label(task.id, cand.code_hash),
-                   f"build end after {result.compile_time_s:.1f} s: {result.status.value if result.status else 'ok'}")
-        if result.status is None:
-            _write_marker(build_dir, result.compile_time_s)
-        return result
-
-    def _device(self, task: Task, cand: Candidate, result: EvalResult) -> EvalResult:
-        self.trace(trace_label(task.id, cand.code_hash), "device worker start")
-        try:
-            return CandidateEvaluation(task, cand.source, self.build_dir(cand), self.backend, self.config,
-                                       self.seeds, zygote=self.zygote, trace=self.trace).run(result)
-        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            result.status = Status.RUNTIME_ERROR
-            result.message = f"harness error while evaluating: {exc!r}"
-            print(result.message, file=sys.stderr)
-            return result
 
 
 def evaluate_candidates(tasks: Iterable[Task], candidates: list[Candidate], config: EngineConfig,

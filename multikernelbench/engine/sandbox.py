@@ -12,10 +12,7 @@ escape it (see docs in README, "What is and is not isolated").
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -28,25 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from multikernelbench.engine import protocol
+from multikernelbench.util.procs import Limits, apply_limits, kill_session
 
-
-@dataclass
-class Limits:
-    address_space_gb: float = 0.0  # 0 = unlimited (CUDA needs huge virtual reservations)
-    file_size_mb: float = 256.0  # stdout flood / runaway writes end in SIGXFSZ
-    cpu_seconds: float = 0.0  # 0 = unlimited; wall-clock timeouts are enforced by the parent anyway
-    open_files: int = 4096
-    #: Own network namespace (only a down loopback): no connection leaves the worker. Needs root or
-    #: CAP_SYS_ADMIN; silently skipped where the kernel refuses (then only the audit hook blocks Python).
-    isolate_network: bool = True
-    #: RLIMIT_NPROC (processes + threads of the user). Linux ignores it for root, so it only applies when
-    #: the engine runs unprivileged; 0 = unset. Fork bombs as root are bounded only by the kill of the group.
-    max_processes: int = 0
-
-
-_CLONE_NEWNET = 0x40000000
-_PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True) if os.name == "posix" else None
+__all__ = ["Limits", "Worker", "WorkerDied", "WorkerTimeout"]
 
 
 class WorkerDied(Exception):
@@ -60,63 +41,6 @@ class WorkerDied(Exception):
 
 class WorkerTimeout(Exception):
     """No reply within the deadline; the worker has been killed."""
-
-
-def _apply_limits(limits: Limits) -> None:
-    # Runs in the child between fork and exec: keep it to async-signal-safe-ish syscalls.
-    if limits.address_space_gb > 0:
-        cap = int(limits.address_space_gb * (1 << 30))
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    if limits.file_size_mb > 0:
-        cap = int(limits.file_size_mb * (1 << 20))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
-    if limits.cpu_seconds > 0:
-        cap = int(limits.cpu_seconds)
-        resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if limits.max_processes > 0 and os.geteuid() != 0:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the worker dies with the process that started it
-    if limits.isolate_network and _LIBC is not None:
-        _LIBC.unshare(_CLONE_NEWNET)  # failure (no privilege) leaves the worker in the host namespace
-
-
-def session_members(sid: int) -> list[int]:
-    """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
-    pids = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return pids
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            if int(fields[3]) == sid:  # after "pid (comm)": state ppid pgrp session ...
-                pids.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return pids
-
-
-def kill_session(sid: int, rounds: int = 5) -> None:
-    """SIGKILL every process of a worker's session. Killing its process group is not enough: ninja puts
-    each compiler command in a process group of its own, so a compile that never ends would outlive it.
-    (A candidate that calls setsid() itself leaves the session; the docs list that as a known limit.)"""
-    for _ in range(rounds):
-        members = [p for p in session_members(sid) if p != os.getpid()]
-        if not members:
-            return
-        for pid in members:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.05)
 
 
 @dataclass
@@ -160,24 +84,28 @@ class Worker:
                     [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()),
                      self.role],
                     pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: _apply_limits(limits))
+                    stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: apply_limits(limits))
         child_sock.close()
         self.conn = Connection(parent_sock.detach())
         return self
 
-    def request(self, header: dict[str, Any], tensors: Any = None, timeout: float = 60.0) -> tuple[dict, Any]:
+    def send(self, header: dict[str, Any], tensors: Any = None) -> None:
         assert self.conn is not None and self.proc is not None
         try:
             protocol.send(self.conn, header, tensors)
         except (BrokenPipeError, ConnectionResetError, OSError):
             raise self._died() from None
-        deadline = time.monotonic() + timeout
+
+    def receive(self, deadline: float, what: str = "reply") -> tuple[dict, Any]:
+        """The worker's next message, waiting until ``deadline`` (time.monotonic); a worker that does not
+        answer in time is killed (its stacks go into the WorkerTimeout), one that died is reported."""
+        assert self.conn is not None and self.proc is not None
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 stacks = self.dump_stacks()
                 self.kill()
-                raise WorkerTimeout(f"no reply to {header.get('op')!r} within {timeout:.0f} s" + stacks)
+                raise WorkerTimeout(f"no {what} in time" + stacks)
             if self.conn.poll(min(remaining, 0.5)):
                 try:
                     return protocol.recv(self.conn)
@@ -188,6 +116,10 @@ class Worker:
                     raise WorkerDied(f"unreadable reply from worker: {exc!r}") from None
             if self.proc.poll() is not None and not self.conn.poll(0):
                 raise self._died()
+
+    def request(self, header: dict[str, Any], tensors: Any = None, timeout: float = 60.0) -> tuple[dict, Any]:
+        self.send(header, tensors)
+        return self.receive(time.monotonic() + timeout, f"reply to {header.get('type')!r} within {timeout:.0f} s")
 
     def _died(self) -> WorkerDied:
         assert self.proc is not None
@@ -267,7 +199,7 @@ class Worker:
     def close(self) -> None:
         if self.conn is not None and self.proc is not None and self.proc.poll() is None:
             try:
-                protocol.send(self.conn, {"op": "exit"})
+                protocol.send(self.conn, {"type": "Exit"})
                 self.proc.wait(timeout=5)
             except Exception:
                 pass

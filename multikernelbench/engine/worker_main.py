@@ -1,20 +1,58 @@
 """Entry point of a worker process: the only place where candidate code executes.
 
-The worker answers requests from the trusted parent. It never sees expected outputs: it returns what the
-candidate produced (and the inputs as the candidate left them) and the parent judges. References to the
-clock and the serializer are bound at start-up, before any candidate code is loaded.
+The worker answers typed requests (:mod:`multikernelbench.engine.messages`) from the trusted parent,
+dispatched from a table keyed by message type. It never sees expected outputs: it returns what the
+candidate produced (and the inputs as the candidate left them) and the parent judges. The clock and the
+serializer are bound at start-up, before any candidate code is loaded.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 import time
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from multikernelbench.engine import protocol
+from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
+                                              Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load, Message,
+                                              Setup, Time, Timed)
 
 _perf_counter_ns = time.perf_counter_ns  # bound before candidate code can patch the time module
+
+
+class RequestFailed(Exception):
+    """A request the worker itself declares failed, with its kind (not an exception of the candidate)."""
+
+    def __init__(self, kind: ErrorKind, error: str) -> None:
+        super().__init__(error)
+        self.kind = kind
+
+
+def classify(exc: BaseException) -> ErrorKind:
+    """The error kind of an exception raised while serving a request, by type (never by message text),
+    except for CUDA's out-of-memory, which older torch raises as a plain RuntimeError."""
+    import torch
+
+    from multikernelbench.engine.fresh import BadTimedOutput
+
+    if isinstance(exc, RequestFailed):
+        return exc.kind
+    if isinstance(exc, SystemExit):
+        return ErrorKind.EXIT
+    if isinstance(exc, BadTimedOutput):
+        return ErrorKind.BAD_OUTPUT_TYPE
+    if isinstance(exc, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError))):
+        return ErrorKind.OUT_OF_MEMORY
+    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+        return ErrorKind.FILE_TOO_LARGE
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and ("CUDA out of memory" in text or "std::bad_alloc" in text):
+        return ErrorKind.OUT_OF_MEMORY
+    return ErrorKind.EXCEPTION
 
 
 def _flatten(out: Any) -> list[Any]:
@@ -26,25 +64,42 @@ def _flatten(out: Any) -> list[Any]:
     return [out]
 
 
+class Channel:
+    """The worker's end of the socket: replies, and the ask/answer exchanges inside a request."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def send(self, msg: Message, payload: Any = None) -> None:
+        protocol.send(self.conn, msg.to_header(), payload)
+
+    def ask(self, msg: FreshAsk) -> FreshGrant:
+        self.send(msg)
+        header, _ = protocol.recv(self.conn)
+        answer = Message.from_header(header)
+        if not isinstance(answer, FreshGrant):
+            raise RequestFailed(ErrorKind.PROTOCOL, f"expected FreshGrant, got {type(answer).__name__}")
+        return answer
+
+
 class WorkerState:
-    def __init__(self, role: str) -> None:
+    def __init__(self, role: str, channel: Channel) -> None:
         self.role = role
+        self.channel = channel
+        self.setup: Setup | None = None
         self.backend = None
         self.module = None
         self.task = None
         self.task_mod = None
         self.models: dict[str, Any] = {}
         self.build_dir: Path | None = None
-        self.anticheat: dict[str, Any] = {}
         self.snapshot = None  # identity of patchable functions before candidate code ran
         self.threads_before: dict[int, str] = {}
-        self.checked_busy = False
-        self.timed: list[list[Any]] | None = None  # outputs of the timed runs, kept on the device
-        self.compiled: Any = None  # torch.compile of the reference, built by op_compile_baseline
+        self.compiled: Any = None  # torch.compile of the reference, built by on_compile_baseline
         self.patched_before_compile: list[str] = []  # what the candidate had patched before that compile
 
-    # -- helpers -------------------------------------------------------------------------------------
-    def _setup(self, header: dict[str, Any]) -> None:
+    # -- set-up --------------------------------------------------------------------------------------
+    def on_setup(self, msg: Setup, _payload: Any) -> tuple[Message, Any]:
         import torch
 
         from multikernelbench.backends import get_backend
@@ -52,70 +107,70 @@ class WorkerState:
         from multikernelbench.tasks.module import materialize
         from multikernelbench.tasks.record import Task
 
-        if self.backend is None:
-            strict_fp32()
-            self.backend = get_backend(header["backend"], **header.get("backend_options", {}))
-        if header.get("threads"):
-            torch.set_num_threads(int(header["threads"]))
-        if header.get("task") and self.task is None:
-            self.task = Task.from_row(header["task"])
+        self.setup = msg
+        strict_fp32()
+        self.backend = get_backend(msg.backend, **msg.backend_options)
+        if msg.threads:
+            torch.set_num_threads(int(msg.threads))
+        if msg.task is not None:
+            self.task = Task.from_row(msg.task)
             self.task_mod = materialize(self.task)
-        if header.get("build_dir"):
-            self.build_dir = Path(header["build_dir"])
-            self.build_dir.mkdir(parents=True, exist_ok=True)
-        if "anticheat" in header:
-            self.anticheat = header["anticheat"]
+        self.build_dir = Path(msg.build_dir)
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        return Done(), None
+
+    @property
+    def runtime_checks(self) -> bool:
+        return self.setup is None or self.setup.runtime_checks
 
     def _arm(self) -> None:
-        """Before any candidate code runs: bind the timer/checker modules, install the audit hook, and
-        snapshot every function a cheat would patch (see multikernelbench/anticheat/README.md)."""
+        """Before any candidate code runs: install the audit hook, and snapshot every function a cheat would
+        patch (see multikernelbench/anticheat/README.md)."""
         import os
         import tempfile
 
         from multikernelbench.anticheat import guard, runtime
-        from multikernelbench.engine import timing  # noqa: F401 - bound before candidate code can patch time
+        from multikernelbench.engine import checking, fresh
 
         if self.snapshot is not None:
             return
         dirs = [os.getcwd(), str(self.build_dir or ""), tempfile.gettempdir()]
         extra = self.backend.sandbox_writable_dirs(self.build_dir) if self.build_dir else []
         guard.install(dirs + list(extra))
-        self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(
-            {"worker_main": sys.modules[__name__], "WorkerState": WorkerState, "backend": type(self.backend)}))
+        harness = {"worker_main": sys.modules[__name__], "WorkerState": WorkerState, "backend": type(self.backend),
+                   "multikernelbench.engine.checking": checking, "multikernelbench.engine.protocol": protocol,
+                   "multikernelbench.engine.fresh": fresh, "fresh.FreshInputs": fresh.FreshInputs,
+                   "Channel": Channel}
+        self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(harness))
         self.threads_before = runtime.python_threads()
 
     def evidence(self, busy: bool = False) -> dict[str, Any]:
         """Behaviour evidence so far (the parent judges it); empty when runtime checks are off."""
         from multikernelbench.anticheat import guard, runtime
 
-        if not self.anticheat.get("runtime_checks", True) or self.snapshot is None:
+        if not self.runtime_checks or self.snapshot is None:
             return {}
         g = guard.current()
         new = runtime.python_threads()
-        ev = {"patched": self.snapshot.changed(), "violations": list(g.violations) if g else [],
+        ev = {"patched": sorted(set(self.snapshot.changed()) | set(self.patched_before_compile)),
+              "violations": list(g.violations) if g else [],
               "new_threads": sorted(f"{name} (ident {i})" for i, name in new.items() if i not in self.threads_before),
               "children": runtime.child_processes()}
         if busy:
             ev["busy_threads"] = runtime.busy_threads()
         return ev
 
+    # -- helpers -------------------------------------------------------------------------------------
     def _observed_forward(self, model, inputs: list[Any]) -> tuple[Any, dict[str, Any]]:
         """One candidate forward under the dispatcher recorder and the backend's own-kernel probe."""
         import torch
 
-        from multikernelbench.anticheat import guard, runtime
+        from multikernelbench.anticheat import runtime
 
-        record = self.anticheat.get("runtime_checks", True) and self.anticheat.get("require_custom_kernel", True)
+        record = self.runtime_checks and (self.setup is None or self.setup.require_custom_kernel)
         probe = self.backend.kernel_probe(self.build_dir) if record else None
-        g = guard.current()
-        if g:
-            g.in_forward = True
-        try:
-            with torch.no_grad():
-                return runtime.observe(lambda: model(*inputs), probe, record)
-        finally:
-            if g:
-                g.in_forward = False
+        with torch.no_grad(), _in_forward():
+            return runtime.observe(lambda: model(*inputs), probe, record)
 
     def _model(self, kind: str, shape: dict, weight_seed: int):
         """Candidate or reference model for a shape, built with the shared weight seed (cached)."""
@@ -133,132 +188,89 @@ class WorkerState:
             self.models[key] = model
         return self.models[key]
 
-    def _plain_outputs(self, out: Any, to_cpu: bool = True) -> tuple[list[Any] | None, str | None]:
-        """Outputs as plain tensors (CPU copies, or device clones with ``to_cpu=False``), or a reason why
-        they are not acceptable."""
-        import torch
-
-        flat = _flatten(out)
-        result = []
-        for i, t in enumerate(flat):
-            if type(t) is not torch.Tensor:  # noqa: E721 - subclasses (lazy/fake tensors) are rejected
-                return None, f"output {i} is a {type(t).__module__}.{type(t).__qualname__}, not a plain torch.Tensor"
-            if t.layout != torch.strided:
-                return None, f"output {i} has layout {t.layout}, not a dense tensor"
-            t = t.detach()
-            result.append(t.to("cpu").contiguous().clone() if to_cpu else t.contiguous().clone())
-        return result, None
-
-    # -- operations ----------------------------------------------------------------------------------
-    def op_compile(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
-        self._setup(header)
+    # -- requests ------------------------------------------------------------------------------------
+    def on_compile(self, msg: Compile, _payload: Any) -> tuple[Message, Any]:
         self._arm()
-        outcome = self.backend.compile(header["source"], self.build_dir)
-        return {"ok": outcome.ok, "message": outcome.message, "seconds": outcome.seconds,
-                "details": outcome.details, "evidence": self.evidence()}, None
+        outcome = self.backend.compile(msg.source, self.build_dir)
+        return Compiled(ok=outcome.ok, message=outcome.message, seconds=outcome.seconds, details=outcome.details,
+                        evidence=self.evidence()), None
 
-    def op_load(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
-        self._setup(header)
+    def on_load(self, msg: Load, _payload: Any) -> tuple[Message, Any]:
         self._arm()
-        self.module = self.backend.load(header["source"], self.build_dir)
+        self.module = self.backend.load(msg.source, self.build_dir)
         if not hasattr(self.module, "ModelNew"):
-            return {"ok": False, "kind": "missing_modelnew",
-                    "error": "the candidate defines no class named ModelNew"}, None
-        return {"ok": True, "evidence": self.evidence()}, None
+            raise RequestFailed(ErrorKind.MISSING_MODELNEW, "the candidate defines no class named ModelNew")
+        return Done(evidence=self.evidence()), None
 
-    def op_check(self, header: dict[str, Any], tensors: Any) -> tuple[dict, Any]:
+    def on_check(self, msg: Check, tensors: Any) -> tuple[Message, Any]:
         import torch
+
+        from multikernelbench.anticheat.runtime import aliased_outputs
 
         dev = self.backend.device()
         inputs = [t.to(dev) if isinstance(t, torch.Tensor) else t for t in tensors]
-        from multikernelbench.anticheat.runtime import aliased_outputs
-
-        model = self._model("candidate", header["shape"], header["weight_seed"])
+        model = self._model("candidate", msg.shape, msg.weight_seed)
         out, observed = self._observed_forward(model, inputs)
         self.backend.synchronize()
-        evidence = {**observed, **self.evidence(busy=not self.checked_busy)}
-        self.checked_busy = True
-        outputs, problem = self._plain_outputs(out)
-        if problem:
-            return {"ok": False, "kind": "bad_output_type", "error": problem, "evidence": evidence}, None
-        evidence["aliases"] = aliased_outputs(_flatten(out), inputs)
+        evidence = {**observed, **self.evidence(busy=msg.report_busy)}
+        flat = _flatten(out)
+        outputs = []
+        for i, t in enumerate(flat):
+            if type(t) is not torch.Tensor:  # noqa: E721 - subclasses (lazy/fake tensors) are rejected
+                return Failed(ErrorKind.BAD_OUTPUT_TYPE, f"output {i} is a {type(t).__module__}."
+                              f"{type(t).__qualname__}, not a plain torch.Tensor", evidence), None
+            if t.layout != torch.strided:
+                return Failed(ErrorKind.BAD_OUTPUT_TYPE, f"output {i} has layout {t.layout}, not a dense tensor",
+                              evidence), None
+            outputs.append(t.detach().to("cpu").contiguous().clone())
+        evidence["aliases"] = aliased_outputs(flat, inputs)
         after = [t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else None for t in inputs]
-        return {"ok": True, "evidence": evidence}, {"outputs": outputs, "inputs_after": after}
+        return Checked(evidence=evidence), {"outputs": outputs, "inputs_after": after}
 
-    def op_time(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
+    def on_time(self, msg: Time, _payload: Any) -> tuple[Message, Any]:
         import torch
 
-        from multikernelbench.engine.config import TimingConfig
+        from multikernelbench.engine.fresh import CANDIDATE, FreshInputs
         from multikernelbench.tasks.module import make_inputs
+        from multikernelbench.timing.config import TimingConfig
 
-        cfg = TimingConfig(**header["timing"])
-        shape, wseed = header["shape"], header["weight_seed"]
+        cfg = TimingConfig(**msg.timing)
         dev = self.backend.device()
-        sets = [make_inputs(self.task_mod, shape, s, self.task.dtype, dev) for s in header["seeds"]]
-        cand = self._model("candidate", shape, wseed)
-        last: dict[int, Any] = {}
+        fresh = FreshInputs(self.channel.ask,
+                            lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
+                            msg.positions, msg.edge)
+        cand = self._model("candidate", msg.shape, msg.weight_seed)
+        ref = self._model("reference", msg.shape, msg.weight_seed)
 
-        from multikernelbench.anticheat import guard
+        def run_candidate(j: int) -> Any:
+            with _in_forward():
+                return cand(*fresh.inputs(CANDIDATE, j))
 
-        g = guard.current()
-
-        def run_candidate(i: int) -> Any:
-            k = i % len(sets)
-            if g:
-                g.in_forward = True
-            try:
-                out = cand(*sets[k])
-            finally:
-                if g:
-                    g.in_forward = False
-            last[k] = out
-            return out
-
-        fns = {"candidate": run_candidate}
-        ref = self._model("reference", shape, wseed)
-        fns["eager"] = lambda i: ref(*sets[i % len(sets)])
-        if header.get("compiled") and self.compiled is not None:
+        fns: dict[str, Callable[[int], Any]] = {CANDIDATE: run_candidate,
+                                                "eager": lambda j: ref(*fresh.inputs("eager", j))}
+        if msg.compiled and self.compiled is not None:
             compiled = self.compiled
-            fns["compiled"] = lambda i: compiled(*sets[i % len(sets)])
+            fns["compiled"] = lambda j: compiled(*fresh.inputs("compiled", j))
         timer = self.backend.make_timer(cfg)
         t0 = _perf_counter_ns()
         with torch.no_grad():
-            stats = timer.measure(fns)
+            stats = timer.measure(fns, fresh)
         wall_ms = (_perf_counter_ns() - t0) / 1e6
         self.backend.synchronize()
-        # Timed outputs stay on the device (a 2 GB output copied and serialised whole for every input set
-        # is what killed large bench shapes); the parent asks for values at secret positions afterwards.
-        timed_outputs = []
-        for k in range(len(sets)):
-            outs, problem = self._plain_outputs(last[k], to_cpu=False)
-            if problem:
-                return {"ok": False, "kind": "bad_output_type", "error": problem}, None
-            timed_outputs.append(outs)
-        # The timed input sets must be exactly what their seeds generate (a candidate that rewrites its
-        # inputs only while being timed would otherwise change what the reference is timed on).
-        modified = [k for k, s in enumerate(header["seeds"]) if not all(
-            torch.equal(a, b) for a, b in zip(sets[k], make_inputs(self.task_mod, shape, s, self.task.dtype, dev))
-            if isinstance(a, torch.Tensor))]
-        # Fresh values written into the same tensors: a cache keyed by pointer or shape now returns stale data.
-        fresh = make_inputs(self.task_mod, shape, header["fresh_seed"], self.task.dtype, dev)
-        for dst, src in zip(sets[0], fresh):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
-        fresh_out, observed = self._observed_forward(cand, sets[0])
+        # One more call, observed (dispatcher ops, own-kernel probe) on fresh inputs: the kernel that was
+        # timed must still be the candidate's own; its output is verifiable like every timed call's.
+        fresh.renew(CANDIDATE, 1)
+        out, observed = self._observed_forward(cand, fresh.inputs(CANDIDATE, 0))
         self.backend.synchronize()
+        fresh.observe(CANDIDATE, [out])
+        fresh.finish()
         evidence = {**observed, **self.evidence(busy=True)}
-        evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(self.patched_before_compile))
-        fresh_outputs, problem = self._plain_outputs(fresh_out, to_cpu=False)
-        if problem:
-            return {"ok": False, "kind": "bad_output_type", "error": problem, "evidence": evidence}, None
-        del sets, fresh, last
-        self.timed = timed_outputs + [fresh_outputs]
-        reply = {"ok": True, "wall_ms": wall_ms, "inputs_modified": modified, "evidence": evidence,
-                 "stats": {name: vars(s) for name, s in stats.items()},
-                 "output_meta": [[[list(t.shape), str(t.dtype)] for t in outs] for outs in self.timed]}
-        return reply, None
+        reply = Timed(stats={name: vars(s) for name, s in stats.items()}, wall_ms=wall_ms,
+                      verified_meta=fresh.meta, fresh_calls=fresh.calls, fresh_ms=fresh.seconds * 1e3,
+                      evidence=evidence)
+        return reply, {"verified": fresh.values}
 
-    def op_compile_baseline(self, header: dict[str, Any], _tensors: Any) -> tuple[dict, Any]:
+    def on_compile_baseline(self, msg: CompileBaseline, _payload: Any) -> tuple[Message, Any]:
         """torch.compile of the reference for the timing shape, compiled now (its own request, so a compile that
         fails or hangs costs the compiled baseline, not the candidate's verdict)."""
         import torch
@@ -267,9 +279,8 @@ class WorkerState:
         from multikernelbench.anticheat import runtime
         from multikernelbench.tasks.module import make_inputs
 
-        shape, wseed = header["shape"], header["weight_seed"]
-        example = make_inputs(self.task_mod, shape, header["seed"], self.task.dtype, self.backend.device())
-        ref = self._model("reference", shape, wseed)
+        example = make_inputs(self.task_mod, msg.shape, msg.seed, self.task.dtype, self.backend.device())
+        ref = self._model("reference", msg.shape, msg.weight_seed)
         before = self.evidence()  # the candidate's doing so far: judged by the parent like any other evidence
         # In-process compilation: inductor's default pool (a thread plus one process per core) would be
         # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
@@ -285,10 +296,10 @@ class WorkerState:
         # taken now, plus whatever the candidate had patched before (already in ``before``). What changed
         # during the compile itself: the harness's own clock/checker/builtins count as the candidate's doing
         # (its hooks may run inside the reference's forward); other torch internals are only reported.
-        reply: dict[str, Any] = {"ok": True, "evidence": before}
+        rebinds: list[str] = []
         if self.snapshot is not None:
             earlier = set(before.get("patched", []))
-            critical, rebinds = set(), []
+            critical = set()
             for name in self.snapshot.changed():
                 if name in earlier or name in runtime.COMPILE_REBINDS:
                     continue
@@ -296,23 +307,26 @@ class WorkerState:
                     critical.add(name)
                 else:
                     rebinds.append(name)
-            reply["torch_rebinds"] = rebinds
             self.patched_before_compile = sorted(earlier | critical)
-            reply["evidence"] = {**before, "patched": self.patched_before_compile}
+            before = {**before, "patched": self.patched_before_compile}
             self.snapshot = runtime.PatchSnapshot(self.snapshot.targets)
         self.compiled = compiled
-        return reply, None
+        return BaselineCompiled(evidence=before, torch_rebinds=rebinds), None
 
-    def op_timed_values(self, header: dict[str, Any], tensors: Any) -> tuple[dict, Any]:
-        """Values of the outputs kept by ``op_time`` at positions chosen by the parent after timing ended."""
-        from multikernelbench.engine.checking import sample_flat
 
-        kept, self.timed = self.timed, None
-        if kept is None:
-            return {"ok": False, "kind": "exception", "error": "no timed outputs kept"}, None
-        limit = int(header["full_limit"])
-        values = [[sample_flat(t, tensors, limit).to("cpu").clone() for t in outs] for outs in kept]
-        return {"ok": True}, {"timed_outputs": values[:-1], "fresh_outputs": values[-1]}
+class _in_forward:
+    """Marks the audit guard as inside the candidate's forward (writes/process creation judged there)."""
+
+    def __enter__(self) -> None:
+        from multikernelbench.anticheat import guard
+
+        self.g = guard.current()
+        if self.g:
+            self.g.in_forward = True
+
+    def __exit__(self, *exc) -> None:
+        if self.g:
+            self.g.in_forward = False
 
 
 def _copy_matching_state(ref, model) -> None:
@@ -325,6 +339,13 @@ def _copy_matching_state(ref, model) -> None:
             model.load_state_dict(ref_sd)
 
 
+#: Message type -> handler name on WorkerState.
+HANDLERS: dict[type[Message], str] = {
+    Setup: "on_setup", Compile: "on_compile", Load: "on_load", Check: "on_check", Time: "on_time",
+    CompileBaseline: "on_compile_baseline",
+}
+
+
 def main() -> None:
     serve(int(sys.argv[1]), sys.argv[2])
 
@@ -334,42 +355,45 @@ def serve(fd: int, role: str) -> None:
     import faulthandler
     import signal
 
-    from multikernelbench.engine import protocol
-
     # On a timeout the parent sends SIGUSR1 before the kill: the stack of every thread lands in this
     # worker's stderr, so a TIMEOUT result says where the worker was stuck, not only that it was.
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-    conn = Connection(fd)
-    state = WorkerState(role)
-    send = protocol.send
+    channel = Channel(Connection(fd))
+    state = WorkerState(role, channel)
     while True:
         try:
-            header, tensors = protocol.recv(conn)
+            header, payload = protocol.recv(channel.conn)
         except EOFError:
             return
-        op = header.get("op")
-        if op == "exit":
+        try:
+            msg = Message.from_header(header)
+        except Exception as exc:  # noqa: BLE001
+            channel.send(Failed(ErrorKind.PROTOCOL, f"malformed message: {exc!r}"))
+            continue
+        if isinstance(msg, Exit):
             return
-        handler = getattr(state, f"op_{op}", None)
+        handler = HANDLERS.get(type(msg))
         try:
             if handler is None:
-                raise ValueError(f"unknown op {op!r}")
-            reply, payload = handler(header, tensors)
+                raise RequestFailed(ErrorKind.PROTOCOL, f"no handler for {type(msg).__name__}")
+            reply, out = getattr(state, handler)(msg, payload)
         except BaseException as exc:  # noqa: BLE001 - everything the candidate raises is reported
+            kind = classify(exc)
             if isinstance(exc, SystemExit):
-                reply, payload = {"ok": False, "kind": "exit",
-                                  "error": f"candidate called sys.exit({exc.code!r})"}, None
+                error = f"candidate called sys.exit({exc.code!r})"
+            elif isinstance(exc, RequestFailed):
+                error = str(exc)
             else:
-                reply, payload = {"ok": False, "kind": "exception",
-                                  "error": "".join(traceback.format_exception(exc))}, None
+                error = "".join(traceback.format_exception(exc))
             try:
-                reply["evidence"] = state.evidence()
+                evidence = state.evidence()
             except Exception:  # noqa: BLE001 - evidence is best effort on the failure path
-                pass
+                evidence = {}
+            reply, out = Failed(kind, error, evidence), None
         try:
-            send(conn, reply, payload)
+            channel.send(reply, out)
         except Exception as exc:  # unserialisable payload
-            send(conn, {"ok": False, "kind": "exception", "error": f"cannot send reply: {exc!r}"})
+            channel.send(Failed(ErrorKind.PROTOCOL, f"cannot send reply: {exc!r}"))
 
 
 if __name__ == "__main__":

@@ -12,21 +12,15 @@ import threading
 import time
 from dataclasses import asdict
 
-from multikernelbench.engine.zygote_main import _recv_msg, _send_msg
+from multikernelbench.engine.protocol import recv_control, send_control
+from multikernelbench.util.procs import die_with_parent
 
 #: Imported by the zygote before it forks: everything a worker needs that is slow to import and safe to
 #: share (no candidate code, no CUDA initialisation, no threads started).
 BASE_PRELOAD = ("torch", "torch._dynamo", "torch.nn.functional", "multikernelbench.engine.worker_main",
-                "multikernelbench.engine.protocol", "multikernelbench.engine.timing",
+                "multikernelbench.engine.protocol", "multikernelbench.timing.loop",
                 "multikernelbench.tasks.module", "multikernelbench.anticheat.runtime",
                 "multikernelbench.anticheat.guard", "multikernelbench.backends")
-
-
-def _die_with_parent() -> None:
-    from multikernelbench.engine.sandbox import _LIBC, _PR_SET_PDEATHSIG
-
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class ZygoteError(RuntimeError):
@@ -40,13 +34,13 @@ class Zygote:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "multikernelbench.engine.zygote_main", str(theirs.fileno()), json.dumps(modules)],
             pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=_die_with_parent)
+            preexec_fn=die_with_parent)
         theirs.close()
         self.sock = ours
         self.lock = threading.Lock()
         self.sock.settimeout(300)
         try:
-            msg, _ = _recv_msg(self.sock)
+            msg, _ = recv_control(self.sock)
         except (EOFError, OSError) as exc:
             self.close()
             raise ZygoteError(f"zygote failed to start: {exc!r}") from None
@@ -64,7 +58,7 @@ class Zygote:
             try:
                 socket.send_fds(self.sock, [len(body).to_bytes(8, "little")], [chan_fd, out_fd, err_fd])
                 self.sock.sendall(body)
-                reply, _ = _recv_msg(self.sock)
+                reply, _ = recv_control(self.sock)
             except (EOFError, OSError) as exc:
                 raise ZygoteError(f"zygote did not spawn a worker: {exc!r}") from None
         return ZygoteChild(self, int(reply["pid"]))
@@ -72,8 +66,8 @@ class Zygote:
     def status(self, pid: int) -> int | None:
         with self.lock:
             try:
-                _send_msg(self.sock, {"op": "status", "pid": pid})
-                reply, _ = _recv_msg(self.sock)
+                send_control(self.sock, {"op": "status", "pid": pid})
+                reply, _ = recv_control(self.sock)
             except (EOFError, OSError):
                 return -signal.SIGKILL  # the zygote is gone, and with it the knowledge of this child
         return reply["code"]
@@ -81,7 +75,7 @@ class Zygote:
     def close(self) -> None:
         with self.lock:
             try:
-                _send_msg(self.sock, {"op": "exit"})
+                send_control(self.sock, {"op": "exit"})
             except OSError:
                 pass
             self.sock.close()

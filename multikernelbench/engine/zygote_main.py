@@ -16,33 +16,15 @@ import importlib
 import json
 import os
 import socket
-import struct
 import sys
 import traceback
 
-
-def _recv_msg(sock: socket.socket, nfds: int = 0) -> tuple[dict, list[int]]:
-    head, fds, _, _ = socket.recv_fds(sock, 8, nfds) if nfds else (sock.recv(8), [], 0, None)
-    if len(head) < 8:
-        raise EOFError
-    (n,) = struct.unpack("<Q", head)
-    body = b""
-    while len(body) < n:
-        chunk = sock.recv(n - len(body))
-        if not chunk:
-            raise EOFError
-        body += chunk
-    return json.loads(body), list(fds)
-
-
-def _send_msg(sock: socket.socket, msg: dict) -> None:
-    body = json.dumps(msg).encode()
-    sock.sendall(struct.pack("<Q", len(body)) + body)
+from multikernelbench.engine.protocol import recv_control, send_control
 
 
 def _become_worker(msg: dict, fds: list[int], control: socket.socket) -> None:
     """In the forked child: turn into a worker exactly as a fresh `python -m ...worker_main` would be."""
-    from multikernelbench.engine.sandbox import Limits, _apply_limits
+    from multikernelbench.util.procs import Limits, apply_limits
 
     chan, out, err = fds
     control.close()
@@ -62,7 +44,7 @@ def _become_worker(msg: dict, fds: list[int], control: socket.socket) -> None:
     import tempfile
 
     tempfile.tempdir = None  # re-read TMPDIR from the new environment
-    _apply_limits(Limits(**msg["limits"]))
+    apply_limits(Limits(**msg["limits"]))
     from multikernelbench.engine import worker_main
 
     worker_main.serve(chan, msg["role"])
@@ -71,7 +53,7 @@ def _become_worker(msg: dict, fds: list[int], control: socket.socket) -> None:
 def serve(control: socket.socket) -> None:
     while True:
         try:
-            msg, fds = _recv_msg(control, nfds=3)
+            msg, fds = recv_control(control, nfds=3)
         except (EOFError, ConnectionError, OSError):
             return
         op = msg.get("op")
@@ -92,14 +74,14 @@ def serve(control: socket.socket) -> None:
                     os._exit(code)
             for fd in fds:
                 os.close(fd)
-            _send_msg(control, {"pid": pid})
+            send_control(control, {"pid": pid})
         elif op == "status":
             try:
                 done, status = os.waitpid(int(msg["pid"]), os.WNOHANG)
                 code = os.waitstatus_to_exitcode(status) if done else None
             except ChildProcessError:
                 code = msg.get("unknown", -9)
-            _send_msg(control, {"code": code})
+            send_control(control, {"code": code})
         elif op == "exit":
             return
 
@@ -108,7 +90,7 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     for name in json.loads(sys.argv[2]):
         importlib.import_module(name)
-    _send_msg(control, {"ready": True})
+    send_control(control, {"ready": True})
     serve(control)
 
 

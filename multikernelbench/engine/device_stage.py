@@ -1,0 +1,225 @@
+"""Check and time one compiled candidate in a fresh device worker.
+
+The parent takes every trial's inputs and expected outputs from its :class:`ReferenceService` (computed on
+its own device from secret seeds) and only ever sends inputs; the worker returns outputs. During timing
+every call runs on fresh inputs granted one sample at a time, and sampled outputs of randomly chosen calls
+are compared against the reference recomputed for the same seeds (engine/fresh.py).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from multikernelbench.anticheat import judge
+from multikernelbench.backends.base import Backend
+from multikernelbench.engine.checking import compare_outputs, inputs_unchanged, meta_mismatch, sample_flat, sample_positions
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.messages import BaselineCompiled, Check, CompileBaseline, Load, Setup, Time, Timed
+from multikernelbench.engine.reference import ReferenceService, SeedSource
+from multikernelbench.engine.session import Verdict, WorkerSession
+from multikernelbench.engine.trace import Trace, trace_label
+from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
+from multikernelbench.tasks.record import Task
+from multikernelbench.util.procs import Limits
+
+
+def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
+    return Limits(address_space_gb=config.memory_limit_gb if backend.device_type == "cpu" else 0.0,
+                  file_size_mb=config.output_limit_mb)
+
+
+class CandidateEvaluation:
+    """The device stage of one candidate: load, correctness trials, timing, verification of timed calls."""
+
+    def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
+                 seeds: SeedSource, refs: ReferenceService, *, env_extra: dict[str, str] | None = None,
+                 zygote=None, trace: Trace | None = None) -> None:
+        self.task, self.source, self.build_dir = task, source, Path(build_dir)
+        self.backend, self.config, self.seeds, self.refs = backend, config, seeds, refs
+        self.env = {**backend.worker_env(self.build_dir), **(env_extra or {})}
+        self.zygote = zygote
+        self.report = CorrectnessReport()
+        self.expect_probe = backend.kernel_probe(self.build_dir) is not None
+        self.trace = trace if trace is not None else Trace(config.trace_path)  # no-op without a path
+        self.who = trace_label(task.id, self.build_dir.name)  # the build dir is named by the code hash
+        self.deadline: float | None = None
+        self.sessions: list[WorkerSession] = []
+        self.fresh_overhead_ms: float | None = None  # wall time of fresh inputs per timed call (reported)
+
+    def _session(self) -> WorkerSession:
+        ac = self.config.anticheat
+        setup = Setup(backend=self.backend.name, backend_options=self.backend.options, build_dir=str(self.build_dir),
+                      threads=self.config.threads, task=self.task.to_row(), runtime_checks=ac.runtime_checks,
+                      require_custom_kernel=ac.require_custom_kernel)
+        session = WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
+                                anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
+        self.sessions.append(session)
+        session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading")
+        return session
+
+    def run(self, result: EvalResult) -> EvalResult:
+        if self.config.candidate_timeout_s > 0:
+            self.deadline = time.monotonic() + self.config.candidate_timeout_s
+        try:
+            self._evaluate(result)
+            result.status, result.message = Status.CORRECT, ""
+        except Verdict as v:
+            result.status, result.message, result.failure = v.status, v.message, v.failure
+            if v.status == Status.TIMEOUT and self.sessions and self.sessions[-1].budget_cut \
+                    and "budget" not in v.message:
+                result.message = (f"{v.message} (the request's timeout was cut to what was left of the "
+                                  f"candidate's {self.config.candidate_timeout_s:.0f} s device-stage budget)")
+        finally:
+            if self.sessions:
+                result.stdout = self.sessions[-1].stdout()
+            for s in self.sessions:
+                s.close()
+        result.correctness = self.report
+        return result
+
+    def _evaluate(self, result: EvalResult) -> None:
+        session = self._session()
+        seeds = self.seeds.for_task(self.task)
+        for k, (shape, seed) in enumerate(seeds.trials):
+            self._trial(session, shape, seed, seeds.weight, first=k == 0)
+        if self.config.skip_timing or not self.backend.timing_available:
+            if not self.backend.timing_available:
+                result.flags.append("timing unavailable on this backend/device (correctness only)")
+            return
+        self._time(session, result, seeds.weight)
+
+    def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:
+        """An INCORRECT verdict on a correctness trial, recorded in the correctness report."""
+        self.report.failure = failure
+        self.report.failed_shape = dict(shape)
+        return Verdict(Status.INCORRECT, message, failure)
+
+    def _trial(self, session: WorkerSession, shape: dict, seed: int, weight_seed: int, first: bool) -> None:
+        inputs = self.refs.inputs(self.task, shape, seed)
+        expected = self.refs.expected(self.task, shape, seed, weight_seed)
+        self.report.trials += 1
+        reply, payload = session.call(Check(shape=shape, weight_seed=weight_seed, report_busy=first), inputs,
+                                      timeout=self.config.run_timeout_s, what=f"running on shape {shape}")
+        outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
+        self._track(outcome)
+        if not outcome.ok:
+            raise self._fail(outcome.failure, outcome.message, shape)
+        ok, why = inputs_unchanged(inputs, payload["inputs_after"])
+        if not ok:
+            raise self._fail(FailureKind.INPUT_MODIFIED, f"{why} (shape {shape})", shape)
+        self._judge_kernel(reply.evidence, f"on shape {shape}")
+        if self.config.anticheat.runtime_checks:
+            ref_aliases = self.refs.aliases(self.task, shape, seed, weight_seed)
+            found = judge.alias_findings(reply.evidence.get("aliases", []), ref_aliases)
+            if found:
+                raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: " + "; ".join(found))
+        self.report.passed += 1
+
+    def _judge_kernel(self, evidence: dict | None, where: str) -> None:
+        found = judge.kernel_findings(evidence, self.config.anticheat, self.expect_probe)
+        if found:
+            raise Verdict(Status.CHEAT_DETECTED, f"{where}: " + "; ".join(found))
+
+    def _track(self, outcome) -> None:
+        self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
+        self.report.max_rel_err = max(self.report.max_rel_err or 0.0, outcome.max_rel_err)
+
+    def _time(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+        cfg = self.config
+        on_cpu = self.backend.times_on_cpu_shape
+        shape = self.task.shape_for_timing(on_cpu)
+        compiled = False
+        if cfg.timing.compile_baseline:
+            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
+        planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        n_fns = 3 if compiled else 2
+        timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
+        t0 = time.perf_counter()
+        reply, payload = session.call(
+            Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
+                 positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
+            timeout=timeout, what=f"timing on shape {shape}", on_fresh=planner.answer)
+        assert isinstance(reply, Timed)
+        parent_wall_ms = (time.perf_counter() - t0) * 1e3
+        result.timing_shape = dict(shape)
+        stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
+        claimed = sum(s.mean_ms * s.runs for s in stats.values())
+        if claimed > parent_wall_ms * 1.05 + 50:
+            raise Verdict(Status.CHEAT_DETECTED,
+                          f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
+        if reply.fresh_calls:
+            self.fresh_overhead_ms = reply.fresh_ms / reply.fresh_calls
+            result.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
+                                f"each outside the clock; {len(planner.checks)} timed calls verified")
+        if cfg.check_timed_outputs:
+            self._verify_timed(planner, reply, payload, shape, weight_seed)
+        result.candidate_timing = stats["candidate"]
+        result.eager_timing = stats["eager"]
+        result.compile_timing = stats.get("compiled")
+        result.speedup = stats["eager"].median_ms / stats["candidate"].median_ms
+        if "compiled" in stats:
+            result.speedup_compile = stats["compiled"].median_ms / stats["candidate"].median_ms
+        result.roofline_fraction = self._roofline(on_cpu, stats["candidate"].median_ms)
+        if cfg.check_timed_outputs:
+            self._judge_kernel(reply.evidence, "after timing, on fresh inputs")
+        found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
+        if found:
+            raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _verify_timed(self, planner: FreshPlanner, reply: Timed, payload, shape: dict, weight_seed: int) -> None:
+        """Compare the sampled outputs of the verified timed calls with the reference for the same fresh
+        seeds, computed now on the parent's device (never while the worker was timing)."""
+        cfg = self.config
+        got = (payload or {}).get("verified", [])
+        if len(got) != len(planner.checks) or len(reply.verified_meta) != len(planner.checks):
+            raise Verdict(Status.CHEAT_DETECTED, f"the worker returned {len(got)} sampled timed output(s) for "
+                          f"{len(planner.checks)} verified call(s) (tampered with?)")
+        limit = cfg.timed_check_positions + 2 * cfg.timed_check_edge
+        for check, values, meta in zip(planner.checks, got, reply.verified_meta):
+            expected = self.refs.fresh_outputs(self.task, shape, check.seed, weight_seed)
+            message = meta_mismatch(meta, expected)
+            if message is None:
+                positions = sample_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
+                sampled = [sample_flat(e, positions, limit) for e in expected]
+                outcome = compare_outputs(values, sampled, self.task.atol, self.task.rtol, shape)
+                if outcome.ok:
+                    continue
+                message = outcome.message
+                if any(e.numel() > limit for e in expected):
+                    message += " (flat positions of a sample of the output)"
+            raise Verdict(Status.INCORRECT, f"output of a timed run is wrong (fresh inputs, verified after the "
+                          f"call): {message}", FailureKind.TIMED_OUTPUT_MISMATCH)
+
+    def _compile_baseline(self, session: WorkerSession, result: EvalResult, shape: dict,
+                          weight_seed: int) -> tuple[WorkerSession, bool]:
+        """torch.compile of the reference, as its own request. The harness's baseline failing is not the
+        candidate's failure: the result is flagged and timed against eager alone (in a fresh worker, with the
+        candidate loaded again, when the compile had to be killed). Evidence of the candidate's own doing in
+        the reply is still judged."""
+        cfg = self.config
+        try:
+            reply, _ = session.call(CompileBaseline(shape=shape, weight_seed=weight_seed,
+                                                    seed=self.seeds.next("compile", self.task.id)),
+                                    timeout=cfg.timing.compile_baseline_timeout_s,
+                                    what="compiling the torch.compile baseline")
+            assert isinstance(reply, BaselineCompiled)
+            if reply.torch_rebinds:
+                result.flags.append("torch API rebound while the baseline compiled (not judged): "
+                                    + ", ".join(reply.torch_rebinds[:20]))
+            return session, True
+        except Verdict as v:
+            if v.status == Status.CHEAT_DETECTED:
+                raise
+            result.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
+            if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
+                session = self._session()
+            return session, False
+
+    def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
+        from multikernelbench.roofline import roofline_fraction
+
+        flops, nbytes = self.task.costs_for_timing(on_cpu)
+        return roofline_fraction(self.backend.hardware(), self.task.dtype, flops, nbytes, median_ms)

@@ -1,0 +1,194 @@
+"""The worker protocol as types: one dataclass per request and per reply, and an enum of error kinds.
+
+Why: the parent and the worker used to share ~45 string keys in dicts, dispatched by ``getattr(f"op_{op}")``
+and classified failures by substring. A typo there silently became a wrong verdict. Now a message is a
+frozen dataclass; its JSON form is ``{"type": <class name>, **fields}``; the worker dispatches on the type
+from a table; a failure carries an :class:`ErrorKind` decided where it is known (in the worker, from the
+exception's type); tensors travel beside the header (see :mod:`multikernelbench.engine.protocol`).
+
+Conversation: the parent sends a request; the worker answers with exactly one final reply, except during
+:class:`Time`, where it may first send any number of :class:`FreshAsk` messages, each answered by a
+:class:`FreshGrant` (the seeds of the next sample's inputs and which held outputs to sample; see
+:mod:`multikernelbench.engine.fresh`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+class ErrorKind(str, enum.Enum):
+    """Why a request failed inside the worker."""
+
+    EXCEPTION = "exception"  # the candidate (or the harness on its behalf) raised
+    EXIT = "exit"  # the candidate called sys.exit
+    MISSING_MODELNEW = "missing_modelnew"
+    BAD_OUTPUT_TYPE = "bad_output_type"  # not a plain dense torch.Tensor
+    OUT_OF_MEMORY = "out_of_memory"  # host or device allocation failed
+    FILE_TOO_LARGE = "file_too_large"  # RLIMIT_FSIZE hit (EFBIG)
+    PROTOCOL = "protocol"  # an unknown or malformed message, an unsendable reply
+
+
+class Message:
+    """Base of every message; subclasses are dataclasses registered by name."""
+
+    registry: ClassVar[dict[str, type["Message"]]] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        Message.registry[cls.__name__] = cls
+
+    def to_header(self) -> dict[str, Any]:
+        return {"type": type(self).__name__, **_plain(dataclasses.asdict(self))}  # type: ignore[call-overload]
+
+    @staticmethod
+    def from_header(header: dict[str, Any]) -> "Message":
+        cls = Message.registry.get(str(header.get("type")))
+        if cls is None:
+            raise ValueError(f"unknown message type {header.get('type')!r}")
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in header.items() if k in names})
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+# ---- requests (parent -> worker) ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Setup(Message):
+    """First message to every worker: what it works on. Sent once, not repeated in every request."""
+
+    backend: str
+    backend_options: dict[str, Any]
+    build_dir: str
+    threads: int = 0
+    task: dict[str, Any] | None = None  # Task.to_row(); absent for compile workers
+    runtime_checks: bool = True
+    require_custom_kernel: bool = True
+
+
+@dataclass(frozen=True)
+class Compile(Message):
+    source: str
+
+
+@dataclass(frozen=True)
+class Load(Message):
+    source: str
+
+
+@dataclass(frozen=True)
+class Check(Message):
+    """One correctness trial: the inputs travel as the tensor payload."""
+
+    shape: dict[str, Any]
+    weight_seed: int
+    report_busy: bool = False  # also scan for threads still burning CPU after the call
+
+
+@dataclass(frozen=True)
+class CompileBaseline(Message):
+    shape: dict[str, Any]
+    weight_seed: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Time(Message):
+    shape: dict[str, Any]
+    weight_seed: int
+    timing: dict[str, Any]  # TimingConfig as a dict
+    compiled: bool = False  # time the torch.compile baseline built by CompileBaseline
+    positions: int = 4096  # random flat positions sampled from a verified output (plus its edges)
+    edge: int = 1024  # first and last elements of a verified output, always sampled
+
+
+@dataclass(frozen=True)
+class Exit(Message):
+    pass
+
+
+# ---- the fresh-input conversation inside Time ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class FreshAsk(Message):
+    """Worker -> parent: seeds for the next sample of ``fn`` (``calls`` of them; 0 at the end)."""
+
+    fn: str
+    calls: int
+
+
+@dataclass(frozen=True)
+class FreshGrant(Message):
+    """Parent -> worker: the seeds, and which slots of the outputs held from ``fn``'s previous sample to
+    sample now (each with the seed of its positions), decided only after that sample ran."""
+
+    seeds: list[int]
+    verify: list[list[int]] = field(default_factory=list)  # [[slot, positions_seed], ...]
+
+
+# ---- replies (worker -> parent) -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Failed(Message):
+    kind: ErrorKind
+    error: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ErrorKind(self.kind))
+
+
+@dataclass(frozen=True)
+class Done(Message):
+    """Success with nothing more to say than the behaviour evidence collected meanwhile."""
+
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Compiled(Message):
+    ok: bool
+    message: str = ""
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Checked(Message):
+    """Payload: {"outputs": [...], "inputs_after": [...]}."""
+
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BaselineCompiled(Message):
+    evidence: dict[str, Any] = field(default_factory=dict)
+    torch_rebinds: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Timed(Message):
+    """Payload: {"verified": [[values of each output at the sampled positions], ...]} in grant order."""
+
+    stats: dict[str, dict[str, Any]]
+    wall_ms: float
+    verified_meta: list[list[list[Any]]]  # per verified call: [[shape, dtype], ...] of each output
+    fresh_calls: int  # calls that ran on freshly granted inputs
+    fresh_ms: float  # wall time spent renewing inputs (outside the clock)
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+Reply = Failed | Done | Compiled | Checked | BaselineCompiled | Timed

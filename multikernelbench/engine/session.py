@@ -1,0 +1,113 @@
+"""One worker as the parent sees it: typed requests under a deadline, typed replies, one place that turns
+every way a request can fail into a verdict.
+
+Used by the build stage and the device stage alike, so a timeout, a crash, a failed request and a piece of
+behaviour evidence mean the same thing wherever they happen.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from multikernelbench.anticheat import judge
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.messages import ErrorKind, Failed, FreshAsk, Message, Setup
+from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
+from multikernelbench.engine.trace import Trace
+from multikernelbench.records import FailureKind, Status
+
+_KIND_TO_FAILURE = {
+    ErrorKind.BAD_OUTPUT_TYPE: FailureKind.BAD_OUTPUT_TYPE,
+    ErrorKind.MISSING_MODELNEW: FailureKind.MISSING_MODELNEW,
+    ErrorKind.OUT_OF_MEMORY: FailureKind.RESOURCE_LIMIT,
+    ErrorKind.FILE_TOO_LARGE: FailureKind.RESOURCE_LIMIT,
+}
+
+
+class Verdict(Exception):
+    """Ends an evaluation early with a final status."""
+
+    def __init__(self, status: Status, message: str, failure: FailureKind | None = None):
+        super().__init__(message)
+        self.status, self.message, self.failure = status, message, failure
+
+
+def failed_verdict(reply: Failed, what: str) -> Verdict:
+    failure = _KIND_TO_FAILURE.get(reply.kind, FailureKind.EXCEPTION)
+    status = Status.INCORRECT if reply.kind == ErrorKind.BAD_OUTPUT_TYPE else Status.RUNTIME_ERROR
+    return Verdict(status, f"{what}: {reply.error}", failure)
+
+
+class WorkerSession:
+    """A started worker plus how to talk to it. ``deadline`` (monotonic seconds), when set, caps every
+    request's timeout: the candidate's whole device stage has a budget."""
+
+    def __init__(self, role: str, env: dict[str, str], limits: Limits, setup: Setup, *, zygote: Any = None,
+                 anticheat: AntiCheatConfig | None = None, trace: Trace | None = None, who: str = "",
+                 deadline: float | None = None, setup_timeout_s: float = 120.0) -> None:
+        self.worker = Worker(role, env, limits, zygote=zygote)
+        self.anticheat = anticheat
+        self.trace = trace
+        self.who = who
+        self.deadline = deadline
+        self.budget_cut = False
+        self.worker.start()
+        self.call(setup, timeout=setup_timeout_s, what="starting the worker", judge_evidence=False)
+
+    def _timeout(self, timeout: float) -> float:
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Verdict(Status.TIMEOUT, "the candidate's device-stage budget ran out")
+        if left < timeout:
+            self.budget_cut = True
+            return left
+        return timeout
+
+    def call(self, request: Message, payload: Any = None, *, timeout: float, what: str,
+             on_fresh: Callable[[FreshAsk], Message] | None = None,
+             judge_evidence: bool = True) -> tuple[Message, Any]:
+        """Send ``request`` and return the final reply. Raises :class:`Verdict` on a timeout, a dead worker,
+        a :class:`Failed` reply, or (with an anti-cheat config) convicting behaviour evidence in any reply,
+        failed or not. ``on_fresh`` answers the worker's FreshAsk messages during a Time request."""
+        kind = type(request).__name__
+        timeout = self._timeout(timeout)
+        deadline = time.monotonic() + timeout
+        t0 = time.perf_counter()
+        if self.trace is not None:
+            self.trace(self.who, f"{kind} start ({what})")
+        try:
+            self.worker.send(request.to_header(), payload)
+            while True:
+                header, data = self.worker.receive(deadline, f"reply to {kind!r} within {timeout:.0f} s")
+                reply = Message.from_header(header)
+                if isinstance(reply, FreshAsk) and on_fresh is not None:
+                    self.worker.send(on_fresh(reply).to_header())
+                    continue
+                break
+        except WorkerTimeout as exc:
+            raise Verdict(Status.TIMEOUT, f"{what}: {exc}") from None
+        except WorkerDied as exc:
+            failure = FailureKind.RESOURCE_LIMIT if exc.signal_name in ("SIGXFSZ", "SIGXCPU") else FailureKind.SIGNAL
+            raise Verdict(Status.CRASH, f"{what}: {exc}", failure) from None
+        except (ValueError, TypeError) as exc:  # a message that is no message: the worker misbehaved
+            self.worker.kill()
+            raise Verdict(Status.CRASH, f"{what}: unreadable message from the worker: {exc!r}") from None
+        finally:
+            if self.trace is not None:
+                self.trace(self.who, f"{kind} end after {time.perf_counter() - t0:.1f} s")
+        if judge_evidence and self.anticheat is not None:
+            findings = judge.behaviour_findings(getattr(reply, "evidence", None), self.anticheat)
+            if findings:
+                raise Verdict(Status.CHEAT_DETECTED, f"{what}: " + "; ".join(findings))
+        if isinstance(reply, Failed):
+            raise failed_verdict(reply, what)
+        return reply, data
+
+    def stdout(self) -> str:
+        return self.worker.captured_stdout()
+
+    def close(self) -> None:
+        self.worker.close()

@@ -1,0 +1,23 @@
+"""Timing configuration (a dataclass built from CLI flags; no module-level state)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class TimingConfig:
+    warmup: int = 3
+    min_runs: int = 10
+    max_runs: int = 200
+    target_rse: float = 0.01  # stop once the standard error of the mean is this fraction of the mean
+    budget_s: float = 10.0  # wall budget per timed callable
+    compile_baseline: bool = False  # also time torch.compile of the reference
+    #: Its own request before timing: a compile that fails or takes longer loses the compiled baseline
+    #: (flagged on the result), never the candidate's verdict.
+    compile_baseline_timeout_s: float = 300.0
+    #: Every timed call runs on freshly generated inputs (see engine/fresh.py). Each sample of the candidate
+    #: is verified against the reference with this probability, decided only after the sample ran; at least
+    #: ``min_verified`` samples are verified.
+    verify_fraction: float = 0.25
+    min_verified: int = 3

@@ -1,0 +1,123 @@
+"""The one A/B loop every timer runs, and the seams it offers.
+
+Callables are interleaved sample by sample (A, B, C, A, B, C, ...) so that clock drift, thermal state and
+background load hit candidate and references alike, and a callable stops once the relative standard error
+of its mean is under target or its wall budget is spent. Two seams:
+
+* a :class:`Sampler` says how one sample is measured on a device (host clock around one call; CUDA events
+  around one call, K calls, or a K-call graph replay) — chosen by the backend;
+* a :class:`Fresh` hook is called outside the clock before every sample (``renew``: write fresh input data
+  into the input slots the sample will use) and after it (``observe``: the outputs it produced). With the
+  engine's hook no timed call ever sees data an earlier call saw, and any sample's outputs may be checked
+  against the reference afterwards, so a kernel that recognises its inputs gains nothing.
+
+Callables take a slot index ``j`` (``fn(j)`` runs on the inputs in slot ``j`` and returns its output).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from multikernelbench.records import TimingStats
+from multikernelbench.timing.config import TimingConfig
+from multikernelbench.timing.stats import converged, summarize
+
+Fn = Callable[[int], Any]
+
+
+class Fresh:
+    """Hooks around each sample, outside the clock. The default does nothing (inputs stay as they are)."""
+
+    def renew(self, name: str, calls: int) -> None:
+        """Before a sample of ``name`` that makes ``calls`` calls on slots 0..calls-1."""
+
+    def observe(self, name: str, outputs: list[Any]) -> None:
+        """After that sample: ``outputs[j]`` is what the call on slot ``j`` returned."""
+
+    def finish(self) -> None:
+        """Called by the owner of the hook (not by the loop) once it has made its last call."""
+
+
+NoFresh = Fresh
+
+
+@dataclass
+class Plan:
+    """How one callable is sampled: ``body()`` makes ``calls`` calls and returns their outputs."""
+
+    calls: int
+    body: Callable[[], list[Any]]
+    method: str
+    resources: list[Any] = field(default_factory=list)  # e.g. a CUDA graph, released by the sampler
+
+
+class Sampler(abc.ABC):
+    """Device-specific measurement of one sample."""
+
+    @abc.abstractmethod
+    def plan(self, name: str, fn: Fn, fresh: Fresh) -> Plan:
+        """Decide how ``fn`` is sampled (may run it a few times, each after ``fresh.renew``)."""
+
+    @abc.abstractmethod
+    def sample(self, plan: Plan) -> tuple[float, bool, list[Any]]:
+        """(ms per call, whether work escaped the clock's stream, the outputs per slot)."""
+
+    def settle(self) -> None:
+        """Wait until queued device work is done (between warm-up calls)."""
+
+    def release(self, plans: dict[str, Plan]) -> None:
+        """Free what plans hold (graphs)."""
+
+
+class Timer:
+    """Times several callables alternately with one sampler; ``measure`` returns name -> TimingStats."""
+
+    def __init__(self, cfg: TimingConfig, sampler: Sampler) -> None:
+        self.cfg = cfg
+        self.sampler = sampler
+
+    @property
+    def method(self) -> str:
+        return getattr(self.sampler, "method", type(self.sampler).__name__)
+
+    def measure(self, fns: dict[str, Fn], fresh: Fresh | None = None) -> dict[str, TimingStats]:
+        cfg, sampler = self.cfg, self.sampler
+        fresh = fresh if fresh is not None else Fresh()
+        for name, fn in fns.items():
+            for _ in range(cfg.warmup):
+                fresh.renew(name, 1)
+                out = fn(0)
+                sampler.settle()
+                fresh.observe(name, [out])
+        plans = {name: sampler.plan(name, fn, fresh) for name, fn in fns.items()}
+        samples: dict[str, list[float]] = {name: [] for name in fns}
+        spent = {name: 0.0 for name in fns}
+        escaped = {name: 0 for name in fns}
+        try:
+            while True:
+                # Every callable keeps going until min_runs even if another already used its budget.
+                active = [n for n in fns if len(samples[n]) < cfg.max_runs and spent[n] < cfg.budget_s
+                          and not converged(samples[n], cfg)]
+                if not active:
+                    break
+                for name in active:
+                    plan = plans[name]
+                    fresh.renew(name, plan.calls)
+                    t0 = time.perf_counter()
+                    ms, esc, outputs = sampler.sample(plan)
+                    spent[name] += time.perf_counter() - t0
+                    fresh.observe(name, outputs)
+                    samples[name].append(ms)
+                    escaped[name] += int(esc)
+        finally:
+            sampler.release(plans)
+        out = {}
+        for name, s in samples.items():
+            method = plans[name].method
+            if escaped[name]:  # samples whose device-wide end came later than the current stream's
+                method += f"+side_streams({escaped[name]}/{len(s)})"
+            out[name] = summarize(s, method)
+        return out

@@ -1,0 +1,96 @@
+"""Process limits and session-wide kills for worker processes.
+
+Why a module of its own: the sandbox (fresh interpreters) and the zygote (forked workers) must apply the
+very same limits between fork and the first line of worker code, and the runner must be able to end a
+worker's whole session; none of them should reach into another's private names to do it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import signal
+import time
+from dataclasses import dataclass
+
+_CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True) if os.name == "posix" else None
+
+
+@dataclass
+class Limits:
+    address_space_gb: float = 0.0  # 0 = unlimited (CUDA needs huge virtual reservations)
+    file_size_mb: float = 256.0  # stdout flood / runaway writes end in SIGXFSZ
+    cpu_seconds: float = 0.0  # 0 = unlimited; wall-clock timeouts are enforced by the parent anyway
+    open_files: int = 4096
+    #: Own network namespace (only a down loopback): no connection leaves the worker. Needs root or
+    #: CAP_SYS_ADMIN; silently skipped where the kernel refuses (then only the audit hook blocks Python).
+    isolate_network: bool = True
+    #: RLIMIT_NPROC (processes + threads of the user). Linux ignores it for root, so it only applies when
+    #: the engine runs unprivileged; 0 = unset. Fork bombs as root are bounded only by the kill of the group.
+    max_processes: int = 0
+
+
+def die_with_parent() -> None:
+    """The calling process is SIGKILLed when the process that started it exits (Linux only)."""
+    if LIBC is not None:
+        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def apply_limits(limits: Limits) -> None:
+    """Runs in the child between fork and exec (or between fork and worker code): syscalls only."""
+    if limits.address_space_gb > 0:
+        cap = int(limits.address_space_gb * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    if limits.file_size_mb > 0:
+        cap = int(limits.file_size_mb * (1 << 20))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+    if limits.cpu_seconds > 0:
+        cap = int(limits.cpu_seconds)
+        resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if limits.max_processes > 0 and os.geteuid() != 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+    die_with_parent()
+    if limits.isolate_network and LIBC is not None:
+        LIBC.unshare(_CLONE_NEWNET)  # failure (no privilege) leaves the worker in the host namespace
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
+    pids = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return pids
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) == sid:  # after "pid (comm)": state ppid pgrp session ...
+                pids.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
+
+
+def kill_session(sid: int, rounds: int = 5) -> None:
+    """SIGKILL every process of a worker's session. Killing its process group is not enough: ninja puts
+    each compiler command in a process group of its own, so a compile that never ends would outlive it.
+    (A candidate that calls setsid() itself leaves the session; the docs list that as a known limit.)"""
+    for _ in range(rounds):
+        members = [p for p in session_members(sid) if p != os.getpid()]
+        if not members:
+            return
+        for pid in members:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
