@@ -2,6 +2,11 @@
 
 Runs everywhere torch and a C++ compiler exist, which is why CI uses it to exercise the whole engine with
 real compiled kernels.
+
+Builds are torch's own ``load_inline``, unchanged, except that ``main.cpp`` force-includes a precompiled
+``torch/extension.h`` when one exists for exactly its compiler flags (see backends/cuda_build.py: made by a
+trusted background warmer, shared by every run under ``~/.cache/multikernelbench/pch``; a build never makes
+or waits for it). Options: ``pch`` (default True), ``pch_root``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import platform
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.registry import register_backend
@@ -53,12 +59,39 @@ class CpuBackend(Backend):
                 return Availability(False, "ninja is not on PATH (torch's extension loader needs it)")
         return Availability(True)
 
+    #: extra_cflags variants whose PCH the warmer makes: none, and the flag set of the shipped solutions.
+    WARM_VARIANTS = ((), ("-O3", "-march=native", "-fopenmp", "-fno-trapping-math"))
+
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)
         threads = str(self.options.get("threads") or usable_cores())
         env["OMP_NUM_THREADS"] = threads
         env.setdefault("MAX_JOBS", "1")
         return env
+
+    def pch_root(self) -> Path:
+        return Path(self.options.get("pch_root") or Path.home() / ".cache" / "multikernelbench" / "pch")
+
+    def prepare_builds(self, build_root: Path) -> Any:
+        if not self.options.get("pch", True):
+            return None
+        from multikernelbench.backends.cuda_build import PchWarmer
+
+        return PchWarmer(self.pch_root(), {}, with_cuda=False, variants=self.WARM_VARIANTS)
+
+    def load(self, source: str, build_dir: Path):
+        if self.options.get("pch", True) and not getattr(self, "_builder", None):
+            from multikernelbench.backends.cuda_build import FastExtensionBuilder
+
+            # No relocation to a shared cache (cache=False): the own-extension probe recognises the
+            # candidate's kernels by their path under its build folder.
+            self._builder = FastExtensionBuilder(self.pch_root(), pch=True, cache=False, split_nvcc=False,
+                                                 pch_root=self.pch_root())
+            self._builder.install()
+        return super().load(source, Path(build_dir))
+
+    def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
+        return super().sandbox_writable_dirs(build_dir)
 
     def kernel_probe(self, build_dir: Path):
         from multikernelbench.anticheat.runtime import ExtensionCallProbe

@@ -113,7 +113,10 @@ class CudaBackend(Backend):
 
         cache = self._cache_dir(Path(build_root) / self.name / "_")
         env = {k: v for k, v in self.worker_env(cache).items() if k != "TORCH_EXTENSIONS_DIR"}
-        return PchWarmer(cache, env, with_cuda=True)
+        return PchWarmer(self._pch_root(cache), env, with_cuda=True)
+
+    def _pch_root(self, cache_dir: Path) -> Path:
+        return Path(self.options["pch_root"]) if self.options.get("pch_root") else Path(cache_dir) / "pch"
 
     def _cache_dir(self, build_dir: Path) -> Path:
         if self.options.get("cache_dir"):
@@ -140,7 +143,8 @@ class CudaBackend(Backend):
         builder = getattr(self, "_builder", None)
         if builder is None:
             builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
-                                           split_nvcc=self.options.get("split_nvcc", True))
+                                           split_nvcc=self.options.get("split_nvcc", True),
+                                           pch_root=self._pch_root(Path(root)))
             builder.install()
             self._builder = builder
 

@@ -75,8 +75,10 @@ class FastExtensionBuilder:
     """Installs the wrappers (see module docstring). Call :meth:`install` once per worker process."""
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
-                 split_nvcc: bool = True) -> None:
+                 split_nvcc: bool = True, pch_root: Path | str | None = None) -> None:
         self.cache_root = Path(cache_root)
+        #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
+        self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
         self.pch = pch
         self.cache = cache
         self.split_nvcc = split_nvcc
@@ -152,7 +154,7 @@ class FastExtensionBuilder:
         cxx, cflags, post = v.get("cxx", "c++"), v.get("cflags", ""), v.get("post_cflags", "")
         flags = [f for f in shlex.split(cflags) + shlex.split(post) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
         sig = hashlib.sha256(json.dumps([cxx, flags]).encode()).hexdigest()[:16]
-        pch_dir = self.cache_root / "pch" / sig
+        pch_dir = self.pch_root / sig
         return cxx, flags, sig, pch_dir / _PCH_HEADER, pch_dir / (_PCH_HEADER + ".gch")
 
     def _add_pch(self, build_dir: Path) -> None:
@@ -183,7 +185,7 @@ class FastExtensionBuilder:
         cxx, flags, sig, header, gch = self._pch_paths((build_dir / "build.ninja").read_text())
         if gch.exists():
             return {"sig": sig, "state": "present"}
-        lock_path = self.cache_root / "pch" / f"{sig}.lock"
+        lock_path = self.pch_root / f"{sig}.lock"
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         with open(lock_path, "a+") as fh:
             try:
@@ -218,7 +220,7 @@ class _WarmOnly(Exception):
 WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
 
 
-def warm_pch(cache_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
              with_cuda: bool = True) -> list[dict[str, Any]]:
     """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
     ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits)."""
@@ -226,7 +228,7 @@ def warm_pch(cache_root: Path | str, variants: tuple[tuple[str, ...], ...] = WAR
 
     import torch.utils.cpp_extension as ce
 
-    builder = FastExtensionBuilder(cache_root, pch=False, cache=False, split_nvcc=False)
+    builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
     report: list[dict[str, Any]] = []
     orig = ce._run_ninja_build
 
@@ -254,12 +256,13 @@ def warm_pch(cache_root: Path | str, variants: tuple[tuple[str, ...], ...] = WAR
 class PchWarmer:
     """Handle on a background warmer process started by the parent (``wait`` for tests and benchmarks)."""
 
-    def __init__(self, cache_root: Path, env: dict[str, str], with_cuda: bool) -> None:
-        self.cache_root = Path(cache_root)
-        self.cache_root.mkdir(parents=True, exist_ok=True)
-        self.log_path = self.cache_root / "pch" / f"warm.{os.getpid()}.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.cache_root)]
+    def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
+                 variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> None:
+        self.pch_root = Path(pch_root)
+        self.pch_root.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.pch_root / f"warm.{os.getpid()}.log"
+        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.pch_root),
+               "--variants", json.dumps([list(v) for v in variants])]
         if not with_cuda:
             cmd.append("--cpu")
         with open(self.log_path, "wb") as log:
@@ -273,16 +276,25 @@ class PchWarmer:
             return None
 
     def stop(self) -> None:
+        """Stop a warmer still running when the run ends: its whole session (the compiler too), and remove its
+        half-written .gch (named after the warmer's pid; never renamed into place)."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
             self.proc.wait()
+        for tmp in self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"):
+            tmp.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":  # the warmer process started by PchWarmer
     import argparse
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--warm-pch", required=True)
+    ap.add_argument("--warm-pch", required=True, help="PCH root folder")
+    ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
     ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
     a = ap.parse_args()
-    print(json.dumps(warm_pch(a.warm_pch, with_cuda=not a.cpu)), flush=True)
+    variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
+    print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu)), flush=True)

@@ -3,7 +3,7 @@
     python scripts/timing_fidelity.py --procs 5 --out benchmarks/timing_fidelity_h200.json [--ncu]
 
 Each child process times a fixed set of kernels (ReLU over 4M..256M floats, a softmax, fp32 and bf16
-matrix products) with :class:`CudaEventTimer`, all interleaved A/B in one ``measure`` call. Short kernels
+matrix products) with :func:`~multikernelbench.timing.cuda_events.cuda_event_timer`, all interleaved A/B in one ``measure`` call. Short kernels
 rotate over enough input sets to exceed 3x the L2, so every call reads cold data (as ncu's
 ``--cache-control all`` does). The parent reports, per kernel, the median of each process' median, the
 spread (max-min)/median across processes, and — with ``--ncu`` — the ratio to ncu's median
@@ -54,7 +54,7 @@ def _make(kind: str, size: int, l2: int):
 def child(mode: str) -> None:
     import torch
 
-    from multikernelbench.backends.cuda_timing import CudaEventTimer, l2_bytes
+    from multikernelbench.timing.cuda_events import cuda_event_timer, l2_bytes
     from multikernelbench.engine.config import TimingConfig
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -76,7 +76,7 @@ def child(mode: str) -> None:
         print(json.dumps({"order": list(fns)}))
         return
     cfg = TimingConfig(warmup=3, min_runs=20, max_runs=400, target_rse=0.002, budget_s=1.0)
-    timer = CudaEventTimer(cfg)
+    timer = cuda_event_timer(cfg)
     stats = timer.measure(fns)
     # The naive way, for contrast: one event pair per call, no flush, no graph.
     naive = []
@@ -92,7 +92,7 @@ def child(mode: str) -> None:
                   "cv": st.std_ms / st.mean_ms if st.mean_ms else None} for name, st in stats.items()}
     out["_naive_relu_4M"] = {"median_ms": statistics.median(naive),
                              "cv": statistics.stdev(naive) / statistics.fmean(naive)}
-    out["_timer"] = timer.details
+    out["_timer"] = timer.sampler.details
     print("MKB_JSON " + json.dumps(out))
 
 

@@ -45,22 +45,22 @@ gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.gpu
 @gpu
 def test_event_timer_modes():
-    from multikernelbench.backends.cuda_timing import CudaEventTimer
+    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
 
     big = [torch.randn(64 << 20, device="cuda") for _ in range(2)]
     small = [torch.randn(1 << 16, device="cuda") for _ in range(2)]
-    timer = CudaEventTimer(TimingConfig(warmup=2, min_runs=5, max_runs=50, budget_s=0.5))
+    timer = cuda_event_timer(TimingConfig(warmup=2, min_runs=5, max_runs=50, budget_s=0.5))
     stats = timer.measure({"big": lambda i: torch.relu(big[i % 2]), "small": lambda i: torch.relu(small[i % 2])})
     assert stats["big"].method.startswith("cuda_event") and stats["big"].median_ms > 0.05
     assert stats["small"].method.startswith("cuda_graph") and stats["small"].median_ms < 0.05
-    assert timer.details["flush_bytes"] >= 2 * timer.details["l2_bytes"]
+    assert timer.sampler.details["flush_bytes"] >= 2 * timer.sampler.details["l2_bytes"]
 
 
 @pytest.mark.gpu
 @gpu
 def test_side_stream_work_is_inside_the_clock():
-    from multikernelbench.backends.cuda_timing import CudaEventTimer
+    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
 
     x = torch.randn(4096, 4096, device="cuda")
@@ -71,7 +71,7 @@ def test_side_stream_work_is_inside_the_clock():
             for _ in range(20):
                 torch.mm(x, x)
 
-    timer = CudaEventTimer(TimingConfig(warmup=1, min_runs=3, max_runs=5, budget_s=1.0), allow_graphs=False)
+    timer = cuda_event_timer(TimingConfig(warmup=1, min_runs=3, max_runs=5, budget_s=1.0), allow_graphs=False)
     st = timer.measure({"esc": escaping})["esc"]
     assert "side_streams" in st.method and st.median_ms > 1.0  # 20 fp32 4096^3 products take ms, not us
 
@@ -85,7 +85,7 @@ def test_busy_host_is_not_taken_for_side_streams():
     import subprocess
     import sys
 
-    from multikernelbench.backends.cuda_timing import CudaEventTimer
+    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
 
     x = torch.randn(1 << 20, device="cuda")
@@ -98,7 +98,7 @@ def test_busy_host_is_not_taken_for_side_streams():
 
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 2))]
     try:
-        timer = CudaEventTimer(TimingConfig(warmup=2, min_runs=10, max_runs=30, budget_s=2.0), allow_graphs=False)
+        timer = cuda_event_timer(TimingConfig(warmup=2, min_runs=10, max_runs=30, budget_s=2.0), allow_graphs=False)
         st = timer.measure({"eager": many_small})["eager"]
     finally:
         for p in burners:

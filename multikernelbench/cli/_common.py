@@ -21,6 +21,8 @@ def add_engine_options(p) -> None:
     p.add_argument("--build-root", type=Path, default=None, help="build cache (default ~/.cache/multikernelbench)")
     p.add_argument("--compile-workers", type=int, default=0,
                    help="concurrent builds (default 0 = the backend's choice: all cores for C++, half for CUDA)")
+    p.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="backend option (repeatable), e.g. pch=false, pch_root=DIR, split_nvcc=false")
     p.add_argument("--gpus", default=None,
                    help="comma-separated GPU indices to spread the device stage over, one lane each (default: all)")
     p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
@@ -45,12 +47,27 @@ def engine_config(args, allow: bool) -> EngineConfig:
         skip_timing=args.no_timing, seed=args.seed,
         allow_code_execution=allow,
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
+    cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     if getattr(args, "gpus", None):
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())
     if args.build_root:
         cfg.build_root = args.build_root
     cfg.trace_path = getattr(args, "trace", None)
     return cfg
+
+
+def parse_backend_options(items: list[str]) -> dict:
+    """``["pch=false", "max_jobs=8"]`` -> ``{"pch": False, "max_jobs": 8}`` (JSON values, else strings)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--backend-option wants KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 
 def json_printer(result: EvalResult, cand) -> None:

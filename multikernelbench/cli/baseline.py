@@ -6,7 +6,7 @@ Resumable: one JSON line per task is appended as soon as it is measured, and tas
 are skipped, so a run split over several sessions (or killed) continues where it stopped. ``--budget-s``
 stops starting new work after that many seconds, to fit a bounded session.
 
-Eager and compiled references are timed by the backend's own timer (``CudaEventTimer`` on a GPU), in one
+Eager and compiled references are timed by the backend's own timer (CUDA events on a GPU, multikernelbench.timing), in one
 A/B-interleaved ``measure`` call, so clock drift hits both alike. ``torch.compile`` is the slow part
 (inductor codegen on the CPU); with ``--precompile-workers N`` each chunk of tasks is first compiled by N
 spawned processes that fill a shared inductor cache (the GPU is used only for their single warm-up

@@ -14,6 +14,9 @@ __all__ = ["EngineConfig", "TimingConfig"]
 @dataclass
 class EngineConfig:
     backend: str = "cpu"
+    #: Backend options (``--backend-option key=value``), e.g. ``pch=false`` or ``pch_root=DIR``; they reach the
+    #: workers unchanged through the Setup message.
+    backend_options: dict = field(default_factory=dict)
     build_root: Path = field(default_factory=lambda: Path.home() / ".cache" / "multikernelbench" / "builds")
     compile_timeout_s: float = 300.0
     run_timeout_s: float = 120.0  # per worker request (load, one correctness trial batch, timing)

@@ -72,12 +72,14 @@ class Runner:
         self.store = store
         self.on_result = on_result
         self.show_progress = progress
-        self.backend: Backend = get_backend(config.backend, threads=config.threads)
+        self.backend: Backend = get_backend(config.backend, threads=config.threads, **config.backend_options)
         self.seeds = SeedSource(config.seed)
         self.trace = Trace(config.trace_path)
         self.zygote = None
-        #: Per lane: reference forwards computed by its ReferenceService (tests check reuse with it).
+        #: Per lane: reference forwards computed by its ReferenceService, and tasks whose references it still
+        #: held at the end (tests check reuse and release with them).
         self.reference_counts: dict[str, int] = {}
+        self.reference_held: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, tasks: Iterable[Task], candidates: list[Candidate]) -> list[EvalResult]:
@@ -195,6 +197,7 @@ class Runner:
                     finished.put(("done", job))
             finally:
                 self.reference_counts[name] = refs.computed
+                self.reference_held[name] = refs.held_tasks()
 
         lane_threads = [threading.Thread(target=lane, args=(g,), name=f"lane-{g}", daemon=True) for g in lanes]
         if overlap:

@@ -1,0 +1,114 @@
+"""The engine as a pipeline: builds overlap, references are computed once per (task, shape, seed), and the
+precompiled header never serialises builds -- also with two runs sharing one cache.
+
+Real workers, real C++ builds (CPU backend), real subprocesses; nothing of the engine is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.engine.runner import Runner
+from multikernelbench.records import Status
+
+REPO = Path(__file__).resolve().parents[1]
+RELU = "activation.relu"
+
+
+def plain_config(build_root: Path, **kw) -> EngineConfig:
+    """Plain-PyTorch candidates: the static filter and the own-kernel rule off (they would stop them)."""
+    return EngineConfig(build_root=build_root, allow_code_execution=True, seed=3,
+                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                        backend_options={"pch": False}, **kw)
+
+
+def sleepy(k: int, seconds: float) -> Candidate:
+    """A candidate whose build step (executing the module) is slow but cheap: it sleeps."""
+    src = textwrap.dedent(f"""
+        import time
+        import torch
+        import torch.nn as nn
+        time.sleep({seconds})  # build {k}
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)
+        """)
+    return Candidate(task_id=RELU, source=src, label=f"sleepy{k}")
+
+
+def test_builds_overlap(suite, tmp_path):
+    """W sleep-bound builds with W compile workers finish in about one build's time, not W."""
+    w, seconds = 4, 4.0
+    trace = tmp_path / "trace.log"
+    cfg = plain_config(tmp_path / "builds", compile_workers=w, skip_timing=True, trace_path=trace)
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [sleepy(k, seconds) for k in range(w)])
+    assert all(r.status == Status.CORRECT for r in results), [r.message for r in results]
+    ends = [float(line.split("+", 1)[1].split("s", 1)[0]) for line in trace.read_text().splitlines()
+            if "build end" in line]
+    assert len(ends) == w
+    assert max(ends) - min(ends) < seconds, ends  # one at a time would space them `seconds` apart
+    # Each build took about one sleep (plus a worker start), not a queue's worth of them.
+    assert max(r.compile_time_s for r in results) < 2 * seconds + 5, [r.compile_time_s for r in results]
+
+
+def test_references_computed_once_per_task_and_released(suite, tmp_path):
+    """Three candidates of one task and two of another: each trial's reference runs once, not per candidate,
+    and no task's references are held once its last candidate is done."""
+    honest = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" \
+             "        return torch.clamp_min(x, 0.0)  # {k}\n"
+    sig = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" \
+          "        return torch.sigmoid(x)  # {k}\n"
+    cands = [Candidate(task_id=RELU, source=honest.format(k=k), label=f"relu{k}") for k in range(3)]
+    cands += [Candidate(task_id="activation.sigmoid", source=sig.format(k=k), label=f"sig{k}") for k in range(2)]
+    cfg = plain_config(tmp_path / "builds", compile_workers=2, skip_timing=True)
+    runner = Runner(cfg, progress=False)
+    results = runner.evaluate([suite[RELU], suite["activation.sigmoid"]], cands)
+    assert all(r.status == Status.CORRECT for r in results), [r.message for r in results]
+    trials = sum(len(suite[t].test_shapes) * suite[t].seeds_per_shape for t in (RELU, "activation.sigmoid"))
+    assert sum(runner.reference_counts.values()) == trials, runner.reference_counts
+    assert all(r.correctness.trials == r.correctness.passed > 0 for r in results)
+    assert runner.reference_held == {"cpu": []}
+
+
+@pytest.mark.slow
+def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path):
+    """Two `mkb eval` runs at once on a cold, shared PCH folder: their builds neither make nor wait for the
+    precompiled header (a worker's file-size limit is far below the ~0.7 GB .gch, and a build that waits on
+    a shared lock is what made CUDA builds end one at a time), both runs are correct, and exactly one .gch
+    per flag set ends up in the folder, made by one of the two background warmers."""
+    pch_root = tmp_path / "pch"
+    sol = tmp_path / "sol"
+    sol.mkdir()
+    src = (REPO / "solutions" / "cpu" / f"{RELU}.py").read_text()
+    (sol / f"{RELU}.py").write_text(src)
+    env = {**os.environ, "MKB_ALLOW_CODE_EXECUTION": "1"}
+    procs = []
+    for k in range(2):
+        cmd = [sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", "cpu", "--solutions", str(sol),
+               "--db", str(tmp_path / f"r{k}.sqlite"), "--build-root", str(tmp_path / f"b{k}"), "--json",
+               "--no-progress", "--no-timing", "--compile-workers", "1", "--backend-option", f"pch_root={pch_root}",
+               "--trace", str(tmp_path / f"t{k}.log")]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=900) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+        rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        assert [r["status"] for r in rows] == ["correct"], rows
+    # Builds ran beside the warmers and wrote nothing there (a worker that tried would leave a partial .gch
+    # cut at its file-size limit); a warmer stopped at its run's end leaves nothing half-written either.
+    leftovers = sorted(p.name for p in pch_root.rglob("*.tmp"))
+    assert not leftovers, leftovers
+    for k in range(2):
+        text = (tmp_path / f"t{k}.log").read_text()
+        assert "build end" in text and ": ok" in text, text
