@@ -1,7 +1,9 @@
 #!/bin/bash
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile nvsplit
-# eval_cuda eval_triton eval_pallas gputests baseline. Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# eval_cuda eval_triton eval_pallas gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
+# CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
+# (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -42,6 +44,13 @@ for l in open(sys.argv[1]):
           f"su={f(r.get('speedup'))} suc={f(r.get('speedup_compile'))} rf={f(r.get('roofline_fraction'))} {r.get('message','')[:150]}")
 PY
       tail -5 $R/eval_$b.err ;;
+    cuda_full) S0=$(date +%s.%N); timeout -s INT -k 20 ${FULL_TIMEOUT:-480} python3 -m multikernelbench.cli.main eval \
+        --backend cuda --solutions solutions/cuda --compile-baseline --db $R/cuda_full.sqlite --json --no-progress \
+        --trace $R/cuda_full.trace > $R/cuda_full.jsonl 2> $R/cuda_full.err
+      echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s" | tee $R/cuda_full.wall
+      python3 scripts/summarize_eval.py $R/cuda_full.jsonl solutions/cuda | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
+    throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
+        --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
       timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200.jsonl \
         --budget-s $B --precompile-workers ${PRECOMPILE:-8} ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log

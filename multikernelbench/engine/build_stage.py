@@ -92,8 +92,8 @@ class BuildStage:
             session = WorkerSession("compile", self.backend.worker_env(build_dir),
                                     worker_limits(self.config, self.backend), setup, zygote=self.zygote,
                                     anticheat=ac, trace=None, who=who)
-            reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling")
-            assert isinstance(reply, Compiled)
+            reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling",
+                                    expect=Compiled)
             if not reply.ok:
                 ok = False
                 result.status, result.message = Status.COMPILE_ERROR, reply.message

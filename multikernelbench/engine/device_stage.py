@@ -17,7 +17,8 @@ from multikernelbench.backends.base import Backend
 from multikernelbench.engine.checking import compare_outputs, inputs_unchanged, meta_mismatch, sample_flat, sample_positions
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.fresh import FreshPlanner
-from multikernelbench.engine.messages import BaselineCompiled, Check, CompileBaseline, Load, Setup, Time, Timed
+from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, Done, Load, Setup,
+                                              Time, Timed)
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.trace import Trace, trace_label
@@ -57,7 +58,7 @@ class CandidateEvaluation:
         session = WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
                                 anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
         self.sessions.append(session)
-        session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading")
+        session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
         return session
 
     def run(self, result: EvalResult) -> EvalResult:
@@ -102,7 +103,8 @@ class CandidateEvaluation:
         expected = self.refs.expected(self.task, shape, seed, weight_seed)
         self.report.trials += 1
         reply, payload = session.call(Check(shape=shape, weight_seed=weight_seed, report_busy=first), inputs,
-                                      timeout=self.config.run_timeout_s, what=f"running on shape {shape}")
+                                      timeout=self.config.run_timeout_s, what=f"running on shape {shape}",
+                                      expect=Checked)
         outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
@@ -141,8 +143,7 @@ class CandidateEvaluation:
         reply, payload = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
                  positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
-            timeout=timeout, what=f"timing on shape {shape}", on_fresh=planner.answer)
-        assert isinstance(reply, Timed)
+            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=planner.answer)
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
         stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
@@ -204,8 +205,7 @@ class CandidateEvaluation:
             reply, _ = session.call(CompileBaseline(shape=shape, weight_seed=weight_seed,
                                                     seed=self.seeds.next("compile", self.task.id)),
                                     timeout=cfg.timing.compile_baseline_timeout_s,
-                                    what="compiling the torch.compile baseline")
-            assert isinstance(reply, BaselineCompiled)
+                                    what="compiling the torch.compile baseline", expect=BaselineCompiled)
             if reply.torch_rebinds:
                 result.flags.append("torch API rebound while the baseline compiled (not judged): "
                                     + ", ".join(reply.torch_rebinds[:20]))

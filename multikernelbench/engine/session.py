@@ -53,7 +53,7 @@ class WorkerSession:
         self.deadline = deadline
         self.budget_cut = False
         self.worker.start()
-        self.call(setup, timeout=setup_timeout_s, what="starting the worker", judge_evidence=False)
+        self.call(setup, timeout=setup_timeout_s, what="starting the worker", judge_evidence=False, expect=Done)
 
     def _timeout(self, timeout: float) -> float:
         if self.deadline is None:
@@ -67,11 +67,13 @@ class WorkerSession:
         return timeout
 
     def call(self, request: Message, payload: Any = None, *, timeout: float, what: str,
-             on_fresh: Callable[[FreshAsk], Message] | None = None,
-             judge_evidence: bool = True) -> tuple[Message, Any]:
-        """Send ``request`` and return the final reply. Raises :class:`Verdict` on a timeout, a dead worker,
-        a :class:`Failed` reply, or (with an anti-cheat config) convicting behaviour evidence in any reply,
-        failed or not. ``on_fresh`` answers the worker's FreshAsk messages during a Time request."""
+             expect: type | tuple[type, ...] = Message, on_fresh: Callable[[FreshAsk], Message] | None = None,
+             judge_evidence: bool = True) -> tuple[Any, Any]:
+        """Send ``request`` and return the final reply, an instance of ``expect``. Raises :class:`Verdict` on a
+        timeout, a dead worker, a :class:`Failed` reply, a reply of another type (the channel is reachable from
+        candidate code: a stray message is a protocol violation, not a harness error), or (with an anti-cheat
+        config) convicting behaviour evidence in any reply, failed or not. ``on_fresh`` answers the worker's
+        FreshAsk messages during a Time request."""
         kind = type(request).__name__
         timeout = self._timeout(timeout)
         deadline = time.monotonic() + timeout
@@ -104,6 +106,10 @@ class WorkerSession:
                 raise Verdict(Status.CHEAT_DETECTED, f"{what}: " + "; ".join(findings))
         if isinstance(reply, Failed):
             raise failed_verdict(reply, what)
+        if not isinstance(reply, expect):
+            self.worker.kill()
+            raise Verdict(Status.CHEAT_DETECTED, f"{what}: the worker answered {type(reply).__name__} to {kind} "
+                          "(something other than the harness wrote to its channel)")
         return reply, data
 
     def stdout(self) -> str:
