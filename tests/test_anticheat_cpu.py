@@ -11,7 +11,6 @@ settings for that candidate (e.g. a short compile timeout).
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ from multikernelbench.anticheat import AntiCheatConfig
 from multikernelbench.anticheat.judge import alias_findings, kernel_findings, library_ops, timing_findings
 from multikernelbench.anticheat.runtime import OpRecorder, PatchSnapshot, aliased_outputs, busy_threads
 from multikernelbench.anticheat.static import check_source
-from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import TimingConfig
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.records import Status
@@ -36,7 +35,7 @@ REPRESENTATIVE = ["activation.relu", "activation.prelu", "activation.swiglu", "a
 
 
 def headers(path: Path) -> dict[str, str]:
-    return dict(re.findall(r"^# ([\w-]+): (.*)$", path.read_text(), re.M))
+    return read_headers(path.read_text())
 
 
 def _quick_timing() -> TimingConfig:

@@ -4,10 +4,11 @@ Skipped where no NVIDIA GPU or CUDA backend is present; run on the device machin
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+
+from multikernelbench.engine.candidates import read_headers
 import torch
 
 from multikernelbench.anticheat import AntiCheatConfig
@@ -20,7 +21,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 
 def headers(path: Path) -> dict[str, str]:
-    return dict(re.findall(r"^# ([\w-]+): (.*)$", path.read_text(), re.M))
+    return read_headers(path.read_text())
 
 
 def test_profiler_probe_classifies_cublas_as_library():
@@ -38,7 +39,7 @@ def test_profiler_probe_classifies_cublas_as_library():
 @pytest.fixture(scope="module")
 def gpu_results(suite, build_root):
     from multikernelbench.backends import get_backend
-    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.candidates import Candidate, read_headers
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates
 

@@ -72,7 +72,7 @@ def parse_backend_options(items: list[str]) -> dict:
 
 def json_printer(result: EvalResult, cand) -> None:
     row = result.to_dict()
-    row["expect"] = cand.expect
+    row["expect"] = cand.expect.value
     print(json.dumps(row, sort_keys=True), flush=True)
 
 

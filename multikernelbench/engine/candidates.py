@@ -12,9 +12,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from multikernelbench.records import Status
 from multikernelbench.store import Label
 
-_HEADER = re.compile(r"^#\s*(task|expect|reason)\s*:\s*(.+?)\s*$", re.M)
+_HEADER = re.compile(r"^#\s*([\w-]+)\s*:\s*(.+?)\s*$", re.M)
+#: How many first lines may carry ``# key: value`` headers.
+HEADER_LINES = 12
 
 
 def code_hash(source: str) -> str:
@@ -28,7 +31,7 @@ class Candidate:
     label: str  # where it came from (file path, or generation id)
     code_hash: str = ""
     meta: Label = field(default_factory=Label)
-    expect: str | None = None  # expected status, for shipped test candidates
+    expect: Status = Status.CORRECT  # expected status (shipped wrong candidates say otherwise in a header)
 
     def __post_init__(self) -> None:
         if not self.code_hash:
@@ -36,7 +39,9 @@ class Candidate:
 
 
 def read_headers(source: str) -> dict[str, str]:
-    head = "\n".join(source.splitlines()[:10])
+    """The ``# key: value`` lines at the top of a solution (task, expect, reason, runtime-expect, config, ...):
+    the one parser of solution headers, used by discovery, tests and scripts alike."""
+    head = "\n".join(source.splitlines()[:HEADER_LINES])
     return {m.group(1): m.group(2) for m in _HEADER.finditer(head)}
 
 
@@ -62,7 +67,8 @@ def discover_solutions(root: str | Path, known_ids: set[str] | None = None,
         if known_ids is not None and task_id not in known_ids:
             continue
         index = 0
-        out.append(Candidate(task_id=task_id, source=source, label=str(rel), expect=headers.get("expect"),
+        out.append(Candidate(task_id=task_id, source=source, label=str(rel),
+                             expect=Status(headers.get("expect", Status.CORRECT.value)),
                              meta=Label(model=model, strategy="none", sample_index=index)))
     out.sort(key=lambda c: (c.task_id, c.label))
     # Several candidates for one task get distinct sample indices, so the store keeps them apart.
