@@ -1,6 +1,6 @@
 # task: activation.relu
 # expect: incorrect
-# reason: stale after the inputs were refreshed
+# reason: output of a timed run is wrong
 """Exploit: a correct C++ kernel, but results are cached per input tensor (pointer + shape) so repeated
 timed calls on the same buffers cost nothing. Holding the input keeps its pointer from being reused."""
 
