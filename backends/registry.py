@@ -1,50 +1,51 @@
-"""Backend registry: a name -> lazy "module:attr" map plus a decorator for in-tree or third-party backends."""
+"""Backend registry: name -> Backend class, on the package's generic :class:`~multikernelbench.registry.Registry`.
+
+In-tree backends are lazy ``"module:Class"`` entries, so listing platforms never imports triton or jax. A
+backend elsewhere registers with ``@register_backend("name")`` (its module must be imported first) or, from an
+installed package, with an entry point in the ``multikernelbench.backends`` group (found without any import
+here; see the README's "Adding a backend").
+"""
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable, TypeVar
 
 from multikernelbench.backends.base import Backend
+from multikernelbench.registry import Registry
 
-_LAZY: dict[str, str] = {
+BACKENDS: Registry[type[Backend]] = Registry("backend", entry_point_group="multikernelbench.backends", lazy={
     "cpu": "multikernelbench.backends.cpu:CpuBackend",
     "cuda": "multikernelbench.backends.cuda:CudaBackend",
     "triton": "multikernelbench.backends.triton:TritonBackend",
     "pallas": "multikernelbench.backends.pallas:PallasBackend",
-}
-_LOADED: dict[str, type[Backend]] = {}
+})
 
 B = TypeVar("B", bound=type)
 
 
 def register_backend(name: str) -> Callable[[B], B]:
-    """Class decorator: ``@register_backend("mychip")`` makes ``--backend mychip`` work."""
+    """Class decorator: ``@register_backend("mychip")`` makes ``--backend mychip`` work; a name already taken
+    by another class raises :class:`~multikernelbench.registry.RegistryCollision`."""
 
     def deco(cls: B) -> B:
+        BACKENDS.register(name, cls)
         cls.name = name  # type: ignore[attr-defined]
-        _LOADED[name] = cls  # type: ignore[assignment]
         return cls
 
     return deco
 
 
-def register_lazy(name: str, target: str) -> None:
-    _LAZY[name] = target
-
-
 def backend_names() -> list[str]:
-    return sorted(set(_LAZY) | set(_LOADED))
+    return BACKENDS.names()
 
 
 def get_backend(name: str, **options) -> Backend:
-    if name not in _LOADED:
-        if name not in _LAZY:
-            raise KeyError(f"unknown backend {name!r}; known: {', '.join(backend_names())}")
-        module_name, attr = _LAZY[name].split(":")
-        cls = getattr(importlib.import_module(module_name), attr)
-        _LOADED.setdefault(name, cls)
-    return _LOADED[name](**options)
+    cls = BACKENDS.get(name)
+    if not isinstance(cls, type) or not issubclass(cls, Backend):
+        raise TypeError(f"backend {name!r} is {cls!r}, not a subclass of multikernelbench.backends.base.Backend")
+    if not cls.name:
+        cls.name = name  # an entry-point class that did not set its name
+    return cls(**options)
 
 
 def available_backends() -> dict[str, str]:

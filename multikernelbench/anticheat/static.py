@@ -15,36 +15,40 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from multikernelbench.anticheat import static_rules as R
+from multikernelbench.anticheat.static_rules import Finding
+from multikernelbench.registry import Registry
+
+__all__ = ["Context", "Finding", "RULES", "Rule", "check_source", "check_task_candidate", "register"]
 
 
 @dataclass(frozen=True)
-class Finding:
-    line: int
-    rule: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message} [{self.rule}]"
-
-
-@dataclass
 class Rule:
     name: str
     fn: Callable[["Context"], Iterable[Finding]]
+    #: Backends it applies to; ``"*"`` = every backend.
+    backends: tuple[str, ...] = ("*",)
     #: Belongs to the "compute must be the candidate's own kernel" family (AntiCheatConfig.require_custom_kernel).
     custom_kernel: bool = False
 
+    def applies_to(self, backend: str) -> bool:
+        return "*" in self.backends or backend in self.backends
 
-RULES: dict[str, list[Rule]] = {}
+    def __call__(self, ctx: "Context") -> Iterable[Finding]:
+        return self.fn(ctx)
 
 
-def register(*backends: str, custom_kernel: bool = False):
-    """Decorator: ``@register("*")`` for every backend, ``@register("cpu", "cuda")`` for some."""
+#: rule name -> Rule. A backend outside the package adds rules with ``@register("mychip")`` in a module it
+#: imports, or with entry points in the ``multikernelbench.static_rules`` group naming such rules.
+RULES: Registry[Rule] = Registry("static rule", entry_point_group="multikernelbench.static_rules")
 
-    def deco(fn):
-        for b in backends:
-            RULES.setdefault(b, []).append(Rule(fn.__name__, fn, custom_kernel))
-        return fn
+
+def register(*backends: str, custom_kernel: bool = False, name: str | None = None):
+    """Decorator: ``@register("*")`` for every backend, ``@register("cpu", "cuda")`` for some. Registers the
+    function under its name (or ``name``) and returns the :class:`Rule`, which calls like the function."""
+
+    def deco(fn) -> Rule:
+        rule_name = name or fn.__name__
+        return RULES.register(rule_name, Rule(rule_name, fn, tuple(backends), custom_kernel))
 
     return deco
 
@@ -83,8 +87,8 @@ def check_source(source: str, backend: str, reference_source: str = "", task_dty
     except SyntaxError:
         return []  # the compile step reports syntax errors with the interpreter's own message
     findings: set[Finding] = set()
-    for rule in RULES.get("*", []) + RULES.get(backend, []):
-        if rule.custom_kernel and not require_custom_kernel:
+    for _, rule in RULES.items():
+        if not rule.applies_to(backend) or (rule.custom_kernel and not require_custom_kernel):
             continue
         findings.update(rule.fn(ctx))
     return sorted(findings, key=lambda f: (f.line, f.rule, f.message))

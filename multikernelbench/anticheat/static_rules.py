@@ -5,11 +5,24 @@ from __future__ import annotations
 import ast
 import re
 import threading
+from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 # CPython 3.11's parser keeps its AST recursion-depth bookkeeping per interpreter, not per thread: two
 # compile-pool threads parsing at once raised "SystemError: AST constructor recursion depth mismatch" in CI.
 _PARSE_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's finding: the line it points at, the rule's name, the reason in words."""
+
+    line: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message} [{self.rule}]"
 
 
 def parse(source: str) -> ast.Module:
@@ -211,8 +224,6 @@ def code_strings(tree: ast.AST) -> Iterator[tuple[str, int]]:
 
 
 def scan_code_strings(strings: Iterable[tuple[str, int]], pattern: re.Pattern, rule: str, template: str):
-    from multikernelbench.anticheat.static import Finding
-
     for text, line in strings:
         for m in pattern.finditer(text):
             yield Finding(line + text.count("\n", 0, m.start()), rule, template.format(m.group(0)))

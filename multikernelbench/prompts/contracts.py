@@ -1,14 +1,17 @@
 """What each platform's candidate must look like, stated once per backend and shared by every strategy.
 
 The text is keyed by backend name in a registry rather than chosen by if-chains, so a new platform adds one
-``register_contract(...)`` call. Each contract says exactly what the harness does (class name, how it is
-constructed, how tensors come in and go out) and what counts as cheating, because a model that is not told
-the rules cannot be blamed for breaking them — and a rule it was told can be enforced without argument.
+``register_contract(...)`` call (or, from another package, a ``multikernelbench.contracts`` entry point).
+Each contract says exactly what the harness does (class name, how it is constructed, how tensors come in
+and go out) and what counts as cheating, because a model that is not told the rules cannot be blamed for
+breaking them — and a rule it was told can be enforced without argument.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from multikernelbench.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -21,25 +24,30 @@ class Contract:
     rules: tuple[str, ...] = field(default_factory=tuple)  # platform-specific musts
     not_allowed: tuple[str, ...] = field(default_factory=tuple)  # platform-specific cheating
     times_on_cpu_shape: bool = False  # the shape shown as "timed at" is the CPU one
+    #: For a backend outside the package: the folder of its exemplar solutions, ``<category>/<backend>.py``
+    #: (the references are the package's own, ``prompts/exemplars/<category>/reference.py``).
+    exemplar_dir: str = ""
 
 
-_CONTRACTS: dict[str, Contract] = {}
+#: backend name -> Contract; a backend outside the package adds its own with ``register_contract`` or an entry
+#: point in the ``multikernelbench.contracts`` group naming its Contract object.
+CONTRACTS: Registry[Contract] = Registry("prompt contract", entry_point_group="multikernelbench.contracts")
 
 
 def register_contract(contract: Contract) -> Contract:
-    _CONTRACTS[contract.backend] = contract
-    return contract
+    """Register ``contract`` under its backend; a different contract for a backend that has one raises."""
+    return CONTRACTS.register(contract.backend, contract)
 
 
 def get_contract(backend: str) -> Contract:
     try:
-        return _CONTRACTS[backend]
+        return CONTRACTS.get(backend)
     except KeyError:
-        raise KeyError(f"no prompt contract for backend {backend!r}; known: {', '.join(sorted(_CONTRACTS))}") from None
+        raise KeyError(f"no prompt contract for backend {backend!r}; known: {', '.join(contract_backends())}") from None
 
 
 def contract_backends() -> list[str]:
-    return sorted(_CONTRACTS)
+    return CONTRACTS.names()
 
 
 # Rules every platform shares: the harness is the same, only the kernel language changes.

@@ -5,7 +5,8 @@ can check it like any task) and ``exemplars/<category>/<backend>.py`` is a candi
 ``solutions/`` format. One reference serves all four backends, so the solutions cannot drift apart in what
 they compute. ``generic`` (elementwise add) is the one-shot exemplar; the other folders are the fifteen
 categories used by category-shot prompting. Every solution is evaluated by the tests, so no prompt
-teaches broken code.
+teaches broken code. A backend outside the package keeps its solutions in its own folder, named by its
+prompt contract's ``exemplar_dir``, in the same ``<category>/<backend>.py`` layout.
 """
 
 from __future__ import annotations
@@ -50,17 +51,29 @@ def exemplar_task(category: str) -> Task:
     return dataclasses.replace(task, id=f"exemplar.{category}", name=category)
 
 
+def solution_path(category: str, backend: str) -> Path:
+    """Where the (category, backend) solution is: in the package's folder, else in the folder the backend's
+    prompt contract names (a backend from another package)."""
+    own = exemplar_root() / category / f"{backend}.py"
+    if own.is_file():
+        return own
+    from multikernelbench.prompts.contracts import CONTRACTS
+
+    extra = CONTRACTS.get(backend).exemplar_dir if backend in CONTRACTS else ""
+    return Path(extra) / category / f"{backend}.py" if extra else own
+
+
 def has_exemplar(category: str, backend: str) -> bool:
-    return (exemplar_root() / category / f"{backend}.py").is_file()
+    return solution_path(category, backend).is_file()
 
 
 def load_exemplar(category: str, backend: str) -> Exemplar:
     """The exemplar for (category, backend); KeyError naming what is missing when there is none."""
-    folder = exemplar_root() / category
-    sol = folder / f"{backend}.py"
+    sol = solution_path(category, backend)
     if not sol.is_file():
         raise KeyError(f"no {backend} exemplar for category {category!r} (expected {sol})")
-    return Exemplar(category, backend, (folder / "reference.py").read_text(), sol.read_text())
+    reference = exemplar_root() / category / "reference.py"
+    return Exemplar(category, backend, reference.read_text(), sol.read_text())
 
 
 def all_exemplars(backend: str | None = None) -> list[Exemplar]:

@@ -3,7 +3,8 @@
 ``zero_shot``: contract and task only. ``one_shot``: plus one generic exemplar (elementwise add) for the
 backend. ``category_shot``: plus the exemplar of the task's own category — the original MultiKernelBench's
 main prompting finding, which lifted non-CUDA pass rates substantially. A strategy is a function
-``(task, backend) -> Prompt``; new ones plug in with ``@register_strategy("name")``.
+``(task, backend) -> Prompt``; new ones plug in with ``@register_strategy("name")``
+or an entry point in the ``multikernelbench.strategies`` group.
 """
 
 from __future__ import annotations
@@ -13,31 +14,26 @@ from typing import Callable
 from multikernelbench.prompts.contracts import get_contract
 from multikernelbench.prompts.exemplars import GENERIC, has_exemplar, load_exemplar
 from multikernelbench.prompts.templates import Prompt, build_messages, exemplar_section
+from multikernelbench.registry import Registry
 from multikernelbench.tasks import Task
 
 StrategyFn = Callable[[Task, str], Prompt]
-_STRATEGIES: dict[str, StrategyFn] = {}
+#: name -> strategy function; others plug in by decorator or an entry point in ``multikernelbench.strategies``.
+STRATEGIES: Registry[StrategyFn] = Registry("strategy", entry_point_group="multikernelbench.strategies")
 
 
 def register_strategy(name: str) -> Callable[[StrategyFn], StrategyFn]:
-    def deco(fn: StrategyFn) -> StrategyFn:
-        _STRATEGIES[name] = fn
-        return fn
-
-    return deco
+    """Function decorator; a name already taken by another function raises RegistryCollision."""
+    return STRATEGIES.register(name)
 
 
 def strategy_names() -> list[str]:
-    return sorted(_STRATEGIES)
+    return STRATEGIES.names()
 
 
 def build_prompt(task: Task, backend: str, strategy: str) -> Prompt:
     """The prompt for one (task, backend, strategy); KeyError naming the choices for an unknown one."""
-    try:
-        fn = _STRATEGIES[strategy]
-    except KeyError:
-        raise KeyError(f"unknown strategy {strategy!r}; known: {', '.join(strategy_names())}") from None
-    return fn(task, backend)
+    return STRATEGIES.get(strategy)(task, backend)
 
 
 def _with_exemplar(task: Task, backend: str, strategy: str, category: str | None) -> Prompt:

@@ -9,10 +9,10 @@ never exceptions that would drop the rest of the batch.
 from __future__ import annotations
 
 import abc
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from multikernelbench.registry import Registry
 from multikernelbench.sampling.params import SamplingParams
 
 
@@ -58,35 +58,33 @@ class Sampler(abc.ABC):
         """Release clients or GPU memory."""
 
 
-_LAZY: dict[str, str] = {
+#: name -> Sampler class: in-tree samplers lazily (their heavy dependencies load only when chosen), others by
+#: ``@register_sampler(name)`` or an entry point in the ``multikernelbench.samplers`` group.
+SAMPLERS: Registry[type[Sampler]] = Registry("sampler", entry_point_group="multikernelbench.samplers", lazy={
     "openai": "multikernelbench.sampling.openai_client:OpenAISampler",
     "vllm": "multikernelbench.sampling.vllm_sampler:VLLMSampler",
     "hf": "multikernelbench.sampling.hf_sampler:HFSampler",
-}
-_LOADED: dict[str, type[Sampler]] = {}
+})
 
 
 def register_sampler(name: str):
+    """Class decorator; a name already taken by another class raises RegistryCollision."""
+
     def deco(cls):
+        SAMPLERS.register(name, cls)
         cls.name = name
-        _LOADED[name] = cls
         return cls
 
     return deco
 
 
 def sampler_names() -> list[str]:
-    return sorted(set(_LAZY) | set(_LOADED))
+    return SAMPLERS.names()
 
 
 def get_sampler(name: str, **options: Any) -> Sampler:
     """Build a sampler by name; its module (and heavy dependencies) is imported only now."""
-    if name not in _LOADED:
-        if name not in _LAZY:
-            raise KeyError(f"unknown sampler {name!r}; known: {', '.join(sampler_names())}")
-        module, attr = _LAZY[name].split(":")
-        _LOADED.setdefault(name, getattr(importlib.import_module(module), attr))
-    return _LOADED[name](**options)
+    return SAMPLERS.get(name)(**options)
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
