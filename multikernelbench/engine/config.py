@@ -44,6 +44,9 @@ class EngineConfig:
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False
+    #: The suite baseline (``mkb baseline``): no candidate is built or loaded; each "candidate" stands for its
+    #: task's reference, timed eager (and compiled) through the same workers, fresh inputs and timer.
+    reference_only: bool = False
     trace_path: Path | None = None  # append one line per build/check/timing phase (see engine/trace.py)
     zygote: bool = True  # fork workers from a pre-imported process instead of starting fresh interpreters
     #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.

@@ -58,7 +58,8 @@ class CandidateEvaluation:
         session = WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
                                 anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
         self.sessions.append(session)
-        session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
+        if not self.config.reference_only:
+            session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
         return session
 
     def run(self, result: EvalResult) -> EvalResult:
@@ -84,6 +85,9 @@ class CandidateEvaluation:
     def _evaluate(self, result: EvalResult) -> None:
         session = self._session()
         seeds = self.seeds.for_task(self.task)
+        if self.config.reference_only:
+            self._time_reference(session, result, seeds.weight)
+            return
         for k, (shape, seed) in enumerate(seeds.trials):
             self._trial(session, shape, seed, seeds.weight, first=k == 0)
         if self.config.skip_timing or not self.backend.timing_available:
@@ -169,6 +173,27 @@ class CandidateEvaluation:
         found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _time_reference(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+        """The suite baseline: the reference (and its torch.compile form) timed alone, by the same timer on
+        the same fresh inputs as candidates are; the roofline fraction is the eager reference's."""
+        cfg = self.config
+        on_cpu = self.backend.times_on_cpu_shape
+        shape = self.task.shape_for_timing(on_cpu)
+        compiled = False
+        if cfg.timing.compile_baseline:
+            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
+        planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        reply, _ = session.call(
+            Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
+                 reference_only=True),
+            timeout=cfg.run_timeout_s + 4 * cfg.timing.budget_s, what=f"timing the reference on shape {shape}",
+            expect=Timed, on_fresh=planner.answer)
+        stats = {name: TimingStats(**st) for name, st in reply.stats.items()}
+        result.timing_shape = dict(shape)
+        result.eager_timing = stats["eager"]
+        result.compile_timing = stats.get("compiled")
+        result.roofline_fraction = self._roofline(on_cpu, stats["eager"].median_ms)
 
     def _verify_timed(self, planner: FreshPlanner, reply: Timed, payload, shape: dict, weight_seed: int) -> None:
         """Compare the sampled outputs of the verified timed calls with the reference for the same fresh

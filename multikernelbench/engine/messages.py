@@ -110,6 +110,7 @@ class Time(Message):
     weight_seed: int
     timing: dict[str, Any]  # TimingConfig as a dict
     compiled: bool = False  # time the torch.compile baseline built by CompileBaseline
+    reference_only: bool = False  # time the reference (and its compiled form) alone: the suite baseline
     positions: int = 4096  # random flat positions sampled from a verified output (plus its edges)
     edge: int = 1024  # first and last elements of a verified output, always sampled
 

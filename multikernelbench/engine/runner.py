@@ -97,7 +97,7 @@ class Runner:
             if not avail.ok:
                 results[i] = self._blank(task, cand, Status.UNAVAILABLE, f"backend {self.backend.name}: {avail.reason}")
                 continue
-            if not cand.source.strip():
+            if not cand.source.strip() and not self.config.reference_only:
                 results[i] = self._blank(task, cand, Status.COMPILE_ERROR, "no code could be extracted from the response")
                 results[i].finished_at = time.time()
                 if self.store is not None:
@@ -116,7 +116,7 @@ class Runner:
             self._emit(results[i], candidates[i])
         if todo:
             self.zygote = self._start_zygote()
-            warmer = self.backend.prepare_builds(Path(self.config.build_root))
+            warmer = None if self.config.reference_only else self.backend.prepare_builds(Path(self.config.build_root))
             try:
                 with Progress(enabled=self.show_progress) as bar:
                     bar.add("compile", len(todo))
@@ -166,6 +166,10 @@ class Runner:
         workers = cfg.compile_workers or self.backend.default_compile_workers()
 
         def build(job: _Job) -> None:
+            if cfg.reference_only:  # the baseline: nothing to build
+                finished.put(("built", job))
+                ready.put(job)
+                return
             try:
                 outcome = builder.run(job.task, job.cand, job.result)
             except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
@@ -259,6 +263,15 @@ class Runner:
 
     def build_dir(self, cand: Candidate) -> Path:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
+
+
+def reference_candidates(tasks: Iterable[Task]) -> list[Candidate]:
+    """One stand-in per task for ``EngineConfig(reference_only=True)`` runs (the suite baseline); stored
+    under the code hash ``reference``, so a baseline resumes like any evaluation."""
+    from multikernelbench.store import Label
+
+    return [Candidate(task_id=t.id, source="", label="reference", code_hash="reference",
+                      meta=Label(model="reference", strategy="baseline")) for t in tasks]
 
 
 def evaluate_candidates(tasks: Iterable[Task], candidates: list[Candidate], config: EngineConfig,

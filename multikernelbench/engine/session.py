@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from multikernelbench.anticheat import judge
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.engine.messages import ErrorKind, Failed, FreshAsk, Message, Setup
+from multikernelbench.engine.messages import Done, ErrorKind, Failed, FreshAsk, Message, Setup
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
 from multikernelbench.engine.trace import Trace
 from multikernelbench.records import FailureKind, Status

@@ -239,15 +239,17 @@ class WorkerState:
         fresh = FreshInputs(self.channel.ask,
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
                             msg.positions, msg.edge)
-        cand = self._model("candidate", msg.shape, msg.weight_seed)
         ref = self._model("reference", msg.shape, msg.weight_seed)
+        fns: dict[str, Callable[[int], Any]] = {}
+        if not msg.reference_only:
+            cand = self._model("candidate", msg.shape, msg.weight_seed)
 
-        def run_candidate(j: int) -> Any:
-            with _in_forward():
-                return cand(*fresh.inputs(CANDIDATE, j))
+            def run_candidate(j: int) -> Any:
+                with _in_forward():
+                    return cand(*fresh.inputs(CANDIDATE, j))
 
-        fns: dict[str, Callable[[int], Any]] = {CANDIDATE: run_candidate,
-                                                "eager": lambda j: ref(*fresh.inputs("eager", j))}
+            fns[CANDIDATE] = run_candidate
+        fns["eager"] = lambda j: ref(*fresh.inputs("eager", j))
         if msg.compiled and self.compiled is not None:
             compiled = self.compiled
             fns["compiled"] = lambda j: compiled(*fresh.inputs("compiled", j))
@@ -257,14 +259,16 @@ class WorkerState:
             stats = timer.measure(fns, fresh)
         wall_ms = (_perf_counter_ns() - t0) / 1e6
         self.backend.synchronize()
-        # One more call, observed (dispatcher ops, own-kernel probe) on fresh inputs: the kernel that was
-        # timed must still be the candidate's own; its output is verifiable like every timed call's.
-        fresh.renew(CANDIDATE, 1)
-        out, observed = self._observed_forward(cand, fresh.inputs(CANDIDATE, 0))
-        self.backend.synchronize()
-        fresh.observe(CANDIDATE, [out])
+        evidence: dict[str, Any] = {}
+        if not msg.reference_only:
+            # One more call, observed (dispatcher ops, own-kernel probe) on fresh inputs: the kernel that was
+            # timed must still be the candidate's own; its output is verifiable like every timed call's.
+            fresh.renew(CANDIDATE, 1)
+            out, observed = self._observed_forward(cand, fresh.inputs(CANDIDATE, 0))
+            self.backend.synchronize()
+            fresh.observe(CANDIDATE, [out])
+            evidence = {**observed, **self.evidence(busy=True)}
         fresh.finish()
-        evidence = {**observed, **self.evidence(busy=True)}
         reply = Timed(stats={name: vars(s) for name, s in stats.items()}, wall_ms=wall_ms,
                       verified_meta=fresh.meta, fresh_calls=fresh.calls, fresh_ms=fresh.seconds * 1e3,
                       evidence=evidence)
