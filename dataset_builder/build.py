@@ -13,42 +13,22 @@ and nothing time- or path-dependent is written. (Parquet bytes are identical for
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+# The layout constants and the schema live in schema.py (shared with the card); re-exported here.
+from multikernelbench.dataset_builder.schema import (ALL_CONFIG, DATA_DIR, DATASET_NAME,  # noqa: F401
+                                                     PARQUET_OPTIONS, SPLIT, arrow_schema)
 from multikernelbench.tasks.record import Task
-
-DATASET_NAME = "multikernelbench"
-SPLIT = "test"  # a benchmark is an evaluation set; every config has this one split
-DATA_DIR = "data"
-ALL_CONFIG = "all"
-
-# Pinned writer options: a library default that changes between pyarrow releases must not change our files.
-PARQUET_OPTIONS = dict(compression="zstd", compression_level=9, use_dictionary=True, write_statistics=False,
-                       version="2.6", data_page_version="1.0", row_group_size=1 << 20, store_schema=False)
 
 
 def dataset_version(tasks: Iterable[Task]) -> str:
     """Short hash over every task's content hash: changes iff some task's source or metadata changes."""
     lines = sorted(f"{t.id} {t.content_hash}" for t in tasks)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
-
-
-def arrow_schema():
-    """The fixed Arrow schema of a row, derived from the Task fields so the two cannot drift apart."""
-    import pyarrow as pa
-
-    kinds = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
-    fields = []
-    for f in dataclasses.fields(Task):
-        ann = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-        # tuple/dict annotated fields are shapes, stored as JSON strings by Task.to_row()
-        fields.append(pa.field(f.name, kinds.get(ann, pa.string()), nullable=False))
-    return pa.schema(fields)
 
 
 def rows_table(tasks: list[Task]):

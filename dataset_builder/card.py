@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from multikernelbench.dataset_builder.schema import ALL_CONFIG, SPLIT, arrow_schema
 from multikernelbench.tasks.record import Task
 
 FIELD_DOCS = {
@@ -48,8 +49,6 @@ def default_template() -> Path:
 
 def front_matter(tasks: list[Task], version: str, files: dict[str, str]) -> str:
     """YAML block; ``files`` maps category -> relative parquet path (``all`` lists every file explicitly)."""
-    from multikernelbench.dataset_builder.build import ALL_CONFIG, SPLIT
-
     cats = sorted(files)
     configs = [{"config_name": ALL_CONFIG, "default": True,
                 "data_files": [{"split": SPLIT, "path": [files[c] for c in cats]}]}]
@@ -79,8 +78,6 @@ def _category_table(tasks: list[Task]) -> str:
 
 
 def _fields_table() -> str:
-    from multikernelbench.dataset_builder.build import arrow_schema
-
     types = {f.name: str(f.type) for f in arrow_schema()}
     lines = ["| field | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(Task):
@@ -91,8 +88,6 @@ def _fields_table() -> str:
 
 
 def card_values(tasks: list[Task], version: str) -> dict[str, str]:
-    from multikernelbench.dataset_builder.build import SPLIT
-
     return {
         "version": version,
         "num_tasks": str(len(tasks)),

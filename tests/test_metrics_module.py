@@ -114,7 +114,7 @@ def test_executing_mode_runs_the_engine_with_opt_in(metric):
     used (a candidate that loads but raises, and a syntax error), so the test is fast and deterministic.
     """
     from multikernelbench.engine.config import EngineConfig, TimingConfig
-    from multikernelbench.scoring.execute import records_from_sources
+    from multikernelbench.sampling.evaluate import records_from_sources
 
     with tempfile.TemporaryDirectory() as tmp:
         config = EngineConfig(backend="cpu", build_root=Path(tmp), compile_workers=1, threads=1,

@@ -88,7 +88,7 @@ class MkbSpeedup(evaluate.Metric):
         alphas = [1.0] if alphas is None else list(alphas)
         if any(isinstance(sample, str) for task in predictions for sample in task):
             # Imported here: the engine (and torch) is only needed when kernels are actually run.
-            from multikernelbench.scoring.execute import records_from_sources
+            from multikernelbench.sampling.evaluate import records_from_sources
 
             predictions = records_from_sources(predictions, references, backend=backend,
                                                allow_code_execution=allow_code_execution, config=config)

@@ -10,7 +10,26 @@ from __future__ import annotations
 from typing import Any
 
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.anticheat.runtime import library_ops
+
+#: aten ops a candidate's forward may call: allocation, views, copies, metadata. Anything else the worker's
+#: dispatcher recording (:class:`multikernelbench.anticheat.runtime.OpRecorder`) saw during the forward is
+#: library compute doing (part of) the task's work.
+HELPER_OPS = frozenset({
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "fill", "fill_", "zero_",
+    "copy_", "clone", "contiguous", "_to_copy", "to", "_copy_from", "_copy_from_and_resize", "resize_",
+    "set_", "detach", "alias", "lift_fresh", "lift_fresh_copy", "view", "_unsafe_view", "reshape",
+    "_reshape_alias", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "select",
+    "slice", "narrow", "split", "split_with_sizes", "chunk", "unbind", "flatten", "unflatten", "view_as",
+    "_local_scalar_dense", "item", "is_nonzero", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
+    "arange", "record_stream", "is_pinned", "pin_memory", "_has_compatible_shallow_copy_type",
+})
+
+
+def library_ops(ops: dict[str, int], extra_allowed: list[str] = ()) -> list[str]:
+    """The recorded ops (``namespace::name`` -> count) that are not on the helper allow-list."""
+    allowed = HELPER_OPS | {o.split("::")[-1] for o in extra_allowed}
+    return sorted(o for o in ops if o.split("::")[-1] not in allowed)
 
 
 def behaviour_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig) -> list[str]:
