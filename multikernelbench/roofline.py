@@ -56,14 +56,3 @@ def roofline_fraction(hardware: str, dtype: str, flops: int, nbytes: int, median
         return None
     b = bound_ms(peaks, dtype, flops, nbytes)
     return None if b is None else b / median_ms
-
-
-def bound_kind(hardware: str, dtype: str, flops: int, nbytes: int) -> str | None:
-    """'memory' or 'compute': which term of the roofline is larger."""
-    peaks = load_peaks(hardware)
-    if not peaks:
-        return None
-    rate = peaks.get(_COMPUTE_KEY.get(dtype, "fp32_matmul_tflops")) or peaks["fp32_matmul_tflops"]
-    t_mem = nbytes / (peaks["copy_bandwidth_gbps"] * 1e9)
-    t_cmp = flops / (rate * 1e12)
-    return "memory" if t_mem >= t_cmp else "compute"

@@ -67,12 +67,6 @@ class ResultStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def has(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str) -> bool:
-        row = self._conn.execute(
-            "SELECT 1 FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=?",
-            (task_id, task_hash, backend, hardware, code_hash)).fetchone()
-        return row is not None
-
     def get(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str) -> EvalResult | None:
         row = self._conn.execute(
             "SELECT record FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=?",

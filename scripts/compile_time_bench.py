@@ -1,6 +1,6 @@
 """Compile time of CUDA candidates: stock ``load_inline`` vs the cuda backend's builder, same candidates.
 
-    python scripts/compile_time_bench.py --n 4 --concurrency 4 --out benchmarks/compile_time_h200.json
+    python scripts/compile_time_bench.py --n 4 --concurrency 4 [--out FILE.json]
 
 Each build runs in a fresh Python process (torch imported before the clock starts; the clock covers
 executing the candidate module, i.e. its load_inline call: code generation, ninja, nvcc, g++, link, import).
@@ -28,6 +28,16 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+
+def default_out(name: str) -> Path:
+    """Where results go without ``--out``: ``$OUT/<name>`` on the device machine, else
+    ``~/.cache/multikernelbench/benchmarks/<name>``; never the source tree (``benchmarks/`` is updated by
+    hand)."""
+    if os.environ.get("OUT"):
+        return Path(os.environ["OUT"]) / name
+    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
+
 
 TRIVIAL = r'''
 import torch
@@ -117,7 +127,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--concurrency", type=int, default=1)
     ap.add_argument("--solutions", nargs="*", default=[])
-    ap.add_argument("--out", default="benchmarks/compile_time_h200.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="result JSON (default: $OUT or ~/.cache/multikernelbench/benchmarks)")
     ap.add_argument("--fast-first", action="store_true", help="measure the builder before stock")
     args = ap.parse_args()
     if args.child:
@@ -134,7 +145,7 @@ def main() -> None:
     cands += [Path(s) for s in args.solutions]
     cold_src, same = cands[0], cands[1:]
     cache = work / "cache"
-    out = Path(args.out)
+    out = args.out or default_out("compile_time.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     partial: dict = {"arch": arch, "concurrency": args.concurrency, "rows": []}
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
-# packs it into $OUT/run.tar.gz (the device tool returns at most 8 files). Steps: peaks fidelity compile nvsplit
+# packs it into $OUT/run.tar.gz (the device tool returns at most 8 files); nothing is written into the
+# checkout (results worth keeping are copied into benchmarks/<claim>/ by hand). Steps: peaks fidelity compile nvsplit
 # eval_cuda eval_triton eval_pallas gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
 # (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
@@ -12,7 +13,7 @@ export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
-pack() { cp -r benchmarks $R/benchmarks_snapshot 2>/dev/null; tar czf $OUT/$RUN.tar.gz -C $OUT $RUN; }
+pack() { tar czf $OUT/$RUN.tar.gz -C $OUT $RUN; }
 trap pack EXIT
 [ -n "$SKIP_INSTALL" ] || python3 -m pip install --no-deps --no-build-isolation -e . -q > $R/pip.log 2>&1 || echo "pip failed" | tee -a $R/pip.log
 python3 -c "import multikernelbench.backends.cuda" >> $R/pip.log 2>&1 || { echo IMPORT FAILED; cat $R/pip.log; exit 1; }
@@ -21,8 +22,7 @@ mkb() { python3 -m multikernelbench.cli.main "$@"; }
 for step in "$@"; do
   echo "=== $step $(date +%T) left=$(left)s"
   case $step in
-    peaks) timeout 60 python3 scripts/measure_peaks.py --out multikernelbench/hardware > $R/peaks.log 2>&1
-           cp multikernelbench/hardware/*.json $R/ ; tail -3 $R/peaks.log ;;
+    peaks) timeout 60 python3 scripts/measure_peaks.py --out $R/hardware > $R/peaks.log 2>&1; tail -3 $R/peaks.log ;;
     fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
     nvsplit) timeout 400 python3 scripts/nvcc_split_bench.py --rounds 2 --out $R/nvcc_split_h200.json > $R/nvsplit.log 2>&1; tail -4 $R/nvsplit.log ;;
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
@@ -32,7 +32,7 @@ for step in "$@"; do
       ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65})
       v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
       timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
-        $CB --timing-budget ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
+        $CB --timing-budget-s ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
 for l in open(sys.argv[1]):
@@ -52,12 +52,12 @@ PY
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
-      timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200.jsonl \
-        --budget-s $B --precompile-workers ${PRECOMPILE:-8} ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log
-      cp benchmarks/baseline_cuda_h200.jsonl $R/ ;;
+      # resumes from the committed rows: done tasks are skipped; copy the file back by hand
+      [ -f $R/baseline_cuda_h200.jsonl ] || cp benchmarks/baseline_cuda_h200/baseline_cuda_h200.jsonl $R/
+      timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200.jsonl \
+        --budget-s $B ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log ;;
     baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }
-      timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out benchmarks/baseline_cuda_h200_eager.jsonl \
-        --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log
-      cp benchmarks/baseline_cuda_h200_eager.jsonl $R/ ;;
+      timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200_eager.jsonl \
+        --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log ;;
   esac
 done

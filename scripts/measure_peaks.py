@@ -1,19 +1,31 @@
 """Measure a GPU's roofline peaks (copy bandwidth, matrix rates per dtype) and write the table.
 
-Usage (on the device): python scripts/measure_peaks.py --out multikernelbench/hardware/
-Writes <slug of device name>.json, read by multikernelbench.roofline. Each number is the median of
-repeated CUDA-event-timed runs after warm-up, on random data (zeros run faster on Hopper matrix units).
+Usage (on the device): python scripts/measure_peaks.py [--out DIR]
+Writes <slug of device name>.json into DIR (default: $OUT or ~/.cache/multikernelbench/benchmarks/hardware).
+multikernelbench.roofline reads the tables in multikernelbench/hardware/: pass that folder as DIR to update
+the shipped table on purpose. Each number is the median of repeated CUDA-event-timed runs after warm-up, on
+random data (zeros run faster on Hopper matrix units).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
 
 import torch
+
+
+def default_out(name: str) -> Path:
+    """Where results go without ``--out``: ``$OUT/<name>`` on the device machine, else
+    ``~/.cache/multikernelbench/benchmarks/<name>``; never the source tree (``benchmarks/`` is updated by
+    hand)."""
+    if os.environ.get("OUT"):
+        return Path(os.environ["OUT"]) / name
+    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
 
 
 def _time(fn, reps: int = 20, warmup: int = 3) -> float:
@@ -49,7 +61,8 @@ def matmul_tflops(dtype: torch.dtype, n: int = 8192, tf32: bool = False) -> floa
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="multikernelbench/hardware")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="folder for <device>.json (default: $OUT or ~/.cache/multikernelbench/benchmarks/hardware)")
     args = ap.parse_args()
     from multikernelbench.roofline import slug
 
@@ -70,7 +83,7 @@ def main() -> None:
         "method": "median of CUDA-event-timed runs after 3 warm-ups; copy counts read+write bytes of a 4 GiB "
                   "buffer; matmul is torch @ on 8192^3 random data (fp64 4096^3)",
     }
-    out = Path(args.out)
+    out = args.out or default_out("hardware")
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{slug(name)}.json"
     path.write_text(json.dumps(table, indent=1) + "\n")

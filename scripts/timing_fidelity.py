@@ -1,6 +1,6 @@
 """Timing-fidelity benchmark: the same kernels timed in N fresh processes, and against ncu.
 
-    python scripts/timing_fidelity.py --procs 5 --out benchmarks/timing_fidelity_h200.json [--ncu]
+    python scripts/timing_fidelity.py --procs 5 [--out FILE.json] [--ncu]
 
 Each child process times a fixed set of kernels (ReLU over 4M..256M floats, a softmax, fp32 and bf16
 matrix products) with :func:`~multikernelbench.timing.cuda_events.cuda_event_timer`, all interleaved A/B in one ``measure`` call. Short kernels
@@ -19,10 +19,21 @@ import csv
 import io
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+
+def default_out(name: str) -> Path:
+    """Where results go without ``--out``: ``$OUT/<name>`` on the device machine, else
+    ``~/.cache/multikernelbench/benchmarks/<name>``; never the source tree (``benchmarks/`` is updated by
+    hand)."""
+    if os.environ.get("OUT"):
+        return Path(os.environ["OUT"]) / name
+    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
+
 
 KERNELS = {  # name -> (kind, size)
     "relu_4M": ("relu", 4 << 20),
@@ -124,7 +135,8 @@ def main() -> None:
     ap.add_argument("--child", choices=["time", "ncu"])
     ap.add_argument("--procs", type=int, default=5)
     ap.add_argument("--ncu", action="store_true")
-    ap.add_argument("--out", default="benchmarks/timing_fidelity_h200.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="result JSON (default: $OUT or ~/.cache/multikernelbench/benchmarks)")
     args = ap.parse_args()
     if args.child:
         return child(args.child)
@@ -159,8 +171,10 @@ def main() -> None:
         table[name] = row
     result = {"kernels": table, "naive_relu_4M": [pp["_naive_relu_4M"] for pp in per_proc],
               "timer": per_proc[0]["_timer"], "ncu_raw": ncu if "_error" in ncu else None}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    out = args.out or default_out("timing_fidelity.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print("wrote", out)
     print(f"{'kernel':22s} {'median_ms':>10s} {'spread%':>8s} {'ncu_ms':>10s} {'vs ncu':>7s}  method")
     for name, r in table.items():
         print(f"{name:22s} {r['median_ms']:10.4f} {100 * r['spread']:8.2f} {r.get('ncu_ms', float('nan')):10.4f} "

@@ -10,6 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+#: Built folders go outside any checkout by default (the package copy is refreshed on purpose, see above).
+DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "dist"
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("dataset", help="build the suite into a parquet dataset, or push it to the Hub")
@@ -34,8 +37,8 @@ def add_parser(sub) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--out", type=Path, default=Path("dist"),
-                   help="parent folder of multikernelbench-<version>/ (default: ./dist)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help=f"parent folder of multikernelbench-<version>/ (default: {DEFAULT_OUT})")
     p.add_argument("--card", type=Path, default=None, help="card template (default: CARD.md of the checkout)")
     p.add_argument("--no-package", action="store_true",
                    help="do not refresh the copy in the package folder (multikernelbench/README.md, data/)")

@@ -15,6 +15,9 @@ from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampl
 from multikernelbench.sampling.runner import GenerateConfig, engine_evaluator, generate
 from multikernelbench.tasks import load_suite
 
+#: Outside any checkout by default; ``mkb eval --generations`` takes the same path.
+DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "generations.jsonl"
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("generate", help="sample candidate kernels from a model into a generations store")
@@ -26,7 +29,7 @@ def add_parser(sub) -> None:
     src.add_argument("--api-base", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
     src.add_argument("--vllm", action="store_true", help="offline vLLM generation (needs the vllm extra)")
     src.add_argument("--hf", metavar="PATH", help="transformers model directory ('tiny' = random test model)")
-    p.add_argument("--out", type=Path, default=Path("generations.jsonl"), help="generations store (JSONL)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"generations store (JSONL; default {DEFAULT_OUT})")
     p.add_argument("--task", action="append", dest="task_ids", help="only these task ids (repeatable)")
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--temperature", type=float, default=0.7)

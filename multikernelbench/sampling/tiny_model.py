@@ -7,8 +7,6 @@ run the real generate → extract → evaluate → store path end to end, not to
 
 from __future__ import annotations
 
-from pathlib import Path
-
 CORPUS = [
     "import torch", "import torch.nn as nn", "class ModelNew(nn.Module):", "def forward(self, x):",
     "return torch.relu(x)", "```python", "```", "#include <torch/extension.h>", "#pragma omp parallel for",
@@ -35,12 +33,3 @@ def build_tiny_model(seed: int = 0, vocab_size: int = 400):
                         bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
     model = GPT2LMHeadModel(config).eval()
     return model, tokenizer
-
-
-def save_tiny_model(path: str | Path, seed: int = 0) -> Path:
-    """Write the tiny model and tokenizer to ``path`` so ``mkb generate --hf PATH`` can load them."""
-    path = Path(path)
-    model, tokenizer = build_tiny_model(seed)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path

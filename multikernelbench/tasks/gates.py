@@ -29,11 +29,6 @@ def flatten_outputs(out: Any) -> list[torch.Tensor]:
     raise TypeError(f"reference output must be a tensor or a tuple of tensors, got {type(out).__name__}")
 
 
-def run_reference(task: Task, shape: dict, seed: int, weight_seed: int = 0) -> list[torch.Tensor]:
-    mod = materialize(task)
-    return _forward(mod, make_model(mod.Model, mod, shape, weight_seed, task.dtype), task, shape, seed)
-
-
 def _forward(mod, model: torch.nn.Module, task: Task, shape: dict, seed: int) -> list[torch.Tensor]:
     inputs = make_inputs(mod, shape, seed, task.dtype)
     with torch.no_grad():
