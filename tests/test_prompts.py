@@ -103,3 +103,18 @@ def test_mkb_prompt_cli(capsys):
     assert main(["prompt", "reduce.sum_dim", "--backend", "triton", "--strategy", "one_shot", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["exemplar"] == "generic/triton" and data["messages"][1]["role"] == "user"
+
+
+def test_refinement_feedback_is_chosen_by_typed_status():
+    from multikernelbench.prompts.feedback import feedback_message, summary_status
+    from multikernelbench.records import Status
+
+    assert summary_status({"status": "incorrect"}) is Status.INCORRECT
+    assert summary_status({"status": "no_code"}) is None and summary_status(None) is None
+    mismatch = feedback_message({"status": Status.INCORRECT.value, "failed_shape": {"n": 3}, "max_abs_err": 0.5})
+    assert "does not match" in mismatch and '{"n": 3}' in mismatch and "Fix the problem" in mismatch
+    correct = feedback_message({"status": Status.CORRECT.value, "speedup": 2.0})
+    assert "It is correct" in correct and "2x" in correct and "Fix the problem" not in correct
+    assert "failed to build" in feedback_message({"status": "compile_error", "message": "error: x"})
+    unknown = feedback_message({"status": "no_code", "message": "?"})  # falls back to the runtime message
+    assert "raised an error" in unknown and "Fix the problem" in unknown

@@ -12,6 +12,7 @@ from pathlib import Path
 from multikernelbench.cli._common import add_engine_options, console as make_console, engine_config, json_printer, print_table
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.engine.runner import Runner
+from multikernelbench.records import Status
 from multikernelbench.store import ResultStore
 from multikernelbench.tasks import load_suite
 
@@ -21,6 +22,11 @@ def shipped_solutions(backend: str) -> Path:
     if not root.is_dir():
         raise FileNotFoundError(f"{root} not found: `mkb demo` runs from a source checkout of multikernelbench")
     return root
+
+
+def expected_status(candidate) -> Status:
+    """What a shipped solution must come out as: its ``# expect:`` header, else correct."""
+    return Status(candidate.expect) if candidate.expect else Status.CORRECT
 
 
 def add_parser(sub) -> None:
@@ -42,10 +48,10 @@ def run(args) -> int:
     console = make_console(stderr=args.json)  # keep stdout pure JSON lines under --json
     if not args.json:
         print_table(pairs, f"mkb demo: {len(results)} shipped {args.backend} candidates, {wall:.0f} s -> {args.db}")
-    surprises = [(r, c) for r, c in pairs if r.status.value != (c.expect or "correct")]
+    surprises = [(r, c) for r, c in pairs if r.status is not expected_status(c)]
     for r, c in surprises:
-        console.print(f"[red]unexpected:[/red] {c.label}: {r.status.value} (expected {c.expect or 'correct'})")
-    correct = [r for r, _ in pairs if r.status.value == "correct"]
+        console.print(f"[red]unexpected:[/red] {c.label}: {r.status.value} (expected {expected_status(c).value})")
+    correct = [r for r, _ in pairs if r.status is Status.CORRECT]
     console.print(f"{len(correct)} correct, {len(results) - len(correct)} not; "
                   f"{len(surprises)} unexpected; wall {wall:.0f} s. Next: `mkb report --db {args.db}`",
                   highlight=False)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from multikernelbench.records import Status
+
 _HEAD = "Your previous answer was evaluated.\n"
 _TAIL = ("\nFix the problem and reply with the complete corrected Python file in one ```python block, "
          "following the same contract.")
@@ -57,10 +59,19 @@ def _correct(s: dict[str, Any]) -> str:
             "Python file in one ```python block.")
 
 
-_BY_STATUS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "compile_error": _compile, "runtime_error": _runtime, "timeout": _runtime, "crash": _runtime,
-    "incorrect": _incorrect, "cheat_detected": _cheat, "correct": _correct,
+_BY_STATUS: dict[Status, Callable[[dict[str, Any]], str]] = {
+    Status.COMPILE_ERROR: _compile, Status.RUNTIME_ERROR: _runtime, Status.TIMEOUT: _runtime,
+    Status.CRASH: _runtime, Status.INCORRECT: _incorrect, Status.CHEAT_DETECTED: _cheat, Status.CORRECT: _correct,
 }
+
+
+def summary_status(summary: dict[str, Any] | None) -> Status | None:
+    """The :class:`Status` of an evaluation summary (stored as its JSON value); None when there is none or it
+    is not an engine status (e.g. ``"no_code"``: nothing reached the engine)."""
+    try:
+        return Status((summary or {}).get("status"))
+    except ValueError:
+        return None
 
 
 def feedback_message(summary: dict[str, Any] | None, had_code: bool = True) -> str:
@@ -70,6 +81,6 @@ def feedback_message(summary: dict[str, Any] | None, had_code: bool = True) -> s
                 "complete Python file in one ```python block.")
     if summary is None:
         return _HEAD + "It could not be evaluated." + _TAIL
-    fn = _BY_STATUS.get(summary.get("status", ""), _runtime)
-    text = fn(summary)
-    return _HEAD + text + ("" if summary.get("status") == "correct" else _TAIL)
+    status = summary_status(summary)
+    text = _BY_STATUS.get(status, _runtime)(summary)
+    return _HEAD + text + ("" if status is Status.CORRECT else _TAIL)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from multikernelbench.prompts import build_prompt
-from multikernelbench.prompts.feedback import feedback_message
+from multikernelbench.prompts.feedback import feedback_message, summary_status
+from multikernelbench.records import Status
 from multikernelbench.sampling.base import Completion, Request, Sampler
 from multikernelbench.sampling.params import SamplingParams
 from multikernelbench.sampling.store import GenerationRecord, GenerationStore, generation_key
@@ -22,6 +23,9 @@ from multikernelbench.tasks import Task
 
 # records of one turn -> {generation_id: evaluation summary (see sampling.evaluate.summarize_result)}
 Evaluator = Callable[[list[GenerationRecord]], dict[str, dict]]
+#: The summary stored for an answer without code: not an engine :class:`Status` (nothing reached the engine);
+#: ``feedback.summary_status`` reads it as None.
+NO_CODE_SUMMARY = {"status": "no_code"}
 
 
 @dataclass
@@ -99,7 +103,7 @@ class Generator:
         with_code = [r for r in todo if r.code.strip()]
         summaries = self.evaluate(with_code) if with_code else {}
         for rec in todo:
-            rec.eval = summaries.get(rec.generation_id) if rec.code.strip() else {"status": "no_code"}
+            rec.eval = summaries.get(rec.generation_id) if rec.code.strip() else dict(NO_CODE_SUMMARY)
             self.store.append(rec)  # supersedes the unevaluated line
         self.summary.evaluated += len(todo)
 
@@ -126,7 +130,7 @@ class Generator:
                     prev = latest.get(self.key(task.id, s, turn - 1))
                     if prev is None or prev.error or prev.eval is None:
                         continue  # the previous turn has no answer to refine
-                    if c.stop_on_correct and prev.eval.get("status") == "correct":
+                    if c.stop_on_correct and summary_status(prev.eval) is Status.CORRECT:
                         continue
                     fb = feedback_message(prev.eval, had_code=bool(prev.code.strip()))
                     msgs = (*prev.messages, {"role": "assistant", "content": prev.raw_text},
