@@ -170,7 +170,7 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     parquet bytes are not compared because another pyarrow release may encode the same rows differently.
     """
     from multikernelbench.dataset_builder.card import render_card
-    from multikernelbench.tasks.from_dataset import _rows_from_folder
+    from multikernelbench.tasks.from_dataset import rows_from_folder
 
     folder = package_folder()
     want = dataset_version(tasks)
@@ -184,7 +184,7 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     if (folder / "README.md").read_text(encoding="utf-8") != card:
         problems.append("README.md differs from the card rendered from CARD.md")
     try:
-        rows = sorted(_rows_from_folder(folder), key=lambda r: r["id"])
+        rows = sorted(rows_from_folder(folder), key=lambda r: r["id"])
     except FileNotFoundError as exc:
         return problems + [str(exc)]
     if rows != [t.to_row() for t in sorted(tasks, key=lambda t: t.id)]:

@@ -27,7 +27,7 @@ def packaged_dataset_dir() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
-def _rows_from_folder(folder: Path) -> list[dict[str, Any]]:
+def rows_from_folder(folder: Path) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     files = sorted((folder / "data").glob("*.parquet"))
@@ -43,7 +43,7 @@ def _rows(source: Any) -> list[dict[str, Any]]:
     if source is None:
         source = packaged_dataset_dir()
     if isinstance(source, (str, Path)):
-        return _rows_from_folder(Path(source))
+        return rows_from_folder(Path(source))
     if isinstance(source, dict):
         # a datasets.DatasetDict (a dict of splits): the benchmark has one split; take every split's rows
         rows = []
