@@ -24,11 +24,6 @@ def shipped_solutions(backend: str) -> Path:
     return root
 
 
-def expected_status(candidate) -> Status:
-    """What a shipped solution must come out as: its ``# expect:`` header, else correct."""
-    return Status(candidate.expect) if candidate.expect else Status.CORRECT
-
-
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="evaluate the shipped CPU solutions end to end and print a table")
     add_engine_options(p)
@@ -48,9 +43,9 @@ def run(args) -> int:
     console = make_console(stderr=args.json)  # keep stdout pure JSON lines under --json
     if not args.json:
         print_table(pairs, f"mkb demo: {len(results)} shipped {args.backend} candidates, {wall:.0f} s -> {args.db}")
-    surprises = [(r, c) for r, c in pairs if r.status is not expected_status(c)]
+    surprises = [(r, c) for r, c in pairs if r.status is not c.expect]
     for r, c in surprises:
-        console.print(f"[red]unexpected:[/red] {c.label}: {r.status.value} (expected {expected_status(c).value})")
+        console.print(f"[red]unexpected:[/red] {c.label}: {r.status.value} (expected {c.expect.value})")
     correct = [r for r, _ in pairs if r.status is Status.CORRECT]
     console.print(f"{len(correct)} correct, {len(results) - len(correct)} not; "
                   f"{len(surprises)} unexpected; wall {wall:.0f} s. Next: `mkb report --db {args.db}`",
