@@ -34,3 +34,18 @@ def engine_config(build_root):
         return cfg
 
     return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_cpu_pch():
+    """Start the CPU backend's precompiled-header warmer once, at the start of the session, in the background
+    (the default shared folder, ~/.cache/multikernelbench/pch). Each engine run starts its own warmer and
+    stops it when the run ends; a run shorter than one PCH build (~55 s on 2 cores) would never finish it,
+    and every later C++ build of the session would read torch's headers as text. Builds never wait for it."""
+    from multikernelbench.backends.cpu import CpuBackend
+    from multikernelbench.backends.cuda_build import PchWarmer
+
+    backend = CpuBackend()
+    warmer = PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=backend.WARM_VARIANTS)
+    yield warmer
+    warmer.stop()

@@ -270,10 +270,10 @@ def test_trace_file_records_every_phase(suite, build_root, tmp_path):
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="traced")], cfg)
     assert r.status == Status.CORRECT, r.message
     text = trace.read_text()
-    for needle in ("build start", "build end after", "device stage start", "Load start", "Check start",
-                   "Time start", "Time end after"):
+    for needle in ("build start", "build end after", "device stage start", "load start", "check start",
+                   "time start", "time end after"):
         assert needle in text, (needle, text)
-    assert text.count("Check end after") == r.correctness.trials
+    assert text.count("check end after") == r.correctness.trials
     stamps = [float(line.split("+", 1)[1].split("s", 1)[0]) for line in text.splitlines()]
     assert stamps == sorted(stamps)  # one clock for the whole run
 

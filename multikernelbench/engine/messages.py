@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -40,6 +41,11 @@ class Message:
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         Message.registry[cls.__name__] = cls
+
+    @classmethod
+    def op(cls) -> str:
+        """The request's name in messages and traces: ``CompileBaseline`` -> ``compile_baseline``."""
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
 
     def to_header(self) -> dict[str, Any]:
         return {"type": type(self).__name__, **_plain(dataclasses.asdict(self))}  # type: ignore[call-overload]

@@ -96,7 +96,7 @@ class Worker:
         except (BrokenPipeError, ConnectionResetError, OSError):
             raise self._died() from None
 
-    def receive(self, deadline: float, what: str = "reply") -> tuple[dict, Any]:
+    def receive(self, deadline: float, what: str = "reply in time") -> tuple[dict, Any]:
         """The worker's next message, waiting until ``deadline`` (time.monotonic); a worker that does not
         answer in time is killed (its stacks go into the WorkerTimeout), one that died is reported."""
         assert self.conn is not None and self.proc is not None
@@ -105,7 +105,7 @@ class Worker:
             if remaining <= 0:
                 stacks = self.dump_stacks()
                 self.kill()
-                raise WorkerTimeout(f"no {what} in time" + stacks)
+                raise WorkerTimeout(f"no {what}" + stacks)
             if self.conn.poll(min(remaining, 0.5)):
                 try:
                     return protocol.recv(self.conn)

@@ -74,7 +74,7 @@ class WorkerSession:
         candidate code: a stray message is a protocol violation, not a harness error), or (with an anti-cheat
         config) convicting behaviour evidence in any reply, failed or not. ``on_fresh`` answers the worker's
         FreshAsk messages during a Time request."""
-        kind = type(request).__name__
+        kind = request.op()
         timeout = self._timeout(timeout)
         deadline = time.monotonic() + timeout
         t0 = time.perf_counter()

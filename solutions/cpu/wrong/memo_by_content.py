@@ -1,0 +1,99 @@
+# task: matmul.square
+# expect: correct
+# defeated-by: fresh inputs for every timed call: the memo never hits, so it is timed at its honest speed
+"""Exploit (issue #17): an honest naive OpenMP product, but the extension first fingerprints its inputs
+(FNV-1a over the size and 16 values at fixed strided positions, 8 of A and 8 of B) and keeps every answer
+in a static map; when a fingerprint comes back it returns a clone of the stored answer without computing.
+Every answer it returns is right for the data it was handed, so correctness trials (fresh seeds) never see
+a difference; only timing does, when timed calls repeat input data (two rotating input sets, or warm-up
+then timing on the same set). The compute code is byte for byte tests/data/honest_twins/matmul.square.py,
+so with fresh data on every timed call this must time at the twin's speed. Memo and fingerprint live in
+C++: the dispatcher sees only allocation and clone."""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_CPP = r"""
+#include <torch/extension.h>
+#include <cstdint>
+#include <unordered_map>
+
+// ---- the honest kernel (identical in the twin and in every tricked variant) --------------------------
+// C = A @ B, n x n, fp32. i-k-j order: each thread owns whole rows of C, the inner j loop streams a row of
+// B and a row of C contiguously and vectorises. No blocking, no packing: a naive product.
+static void naive_mm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                     int64_t n) {
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float* __restrict__ ci = c + i * n;
+        for (int64_t j = 0; j < n; ++j) ci[j] = 0.f;
+        for (int64_t k = 0; k < n; ++k) {
+            const float aik = a[i * n + k];
+            const float* __restrict__ bk = b + k * n;
+            #pragma omp simd
+            for (int64_t j = 0; j < n; ++j) ci[j] += aik * bk[j];
+        }
+    }
+}
+
+static torch::Tensor honest_mm(const torch::Tensor& ac, const torch::Tensor& bc) {
+    const int64_t n = ac.size(0);
+    auto c = torch::empty({n, n}, ac.options());
+    naive_mm(ac.data_ptr<float>(), bc.data_ptr<float>(), c.data_ptr<float>(), n);
+    return c;
+}
+
+static void check_inputs(const torch::Tensor& a, const torch::Tensor& b) {
+    TORCH_CHECK(a.scalar_type() == torch::kFloat32 && b.scalar_type() == torch::kFloat32, "float32 only");
+    TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(0) == a.size(1) && b.size(0) == a.size(0) &&
+                b.size(1) == a.size(0), "two square matrices of one size");
+}
+// ---- end of the honest kernel ----------------------------------------------------------------------------
+
+// ---- the trick ----------------------------------------------------------------------------------------
+static inline uint64_t fnv1a(uint64_t h, const void* data, size_t len) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < len; ++i) { h ^= p[i]; h *= 1099511628211ull; }
+    return h;
+}
+
+// 16 input values at fixed strided flat positions (8 of A, 8 of B, first to last element) plus the size.
+static uint64_t fingerprint(const torch::Tensor& ac, const torch::Tensor& bc) {
+    const int64_t n = ac.size(0), total = ac.numel();
+    const float* pa = ac.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    uint64_t h = fnv1a(1469598103934665603ull, &n, sizeof(n));
+    for (int64_t s = 0; s < 8; ++s) {
+        const int64_t pos = (total - 1) * s / 7;
+        h = fnv1a(h, pa + pos, sizeof(float));
+        h = fnv1a(h, pb + pos, sizeof(float));
+    }
+    return h;
+}
+
+// Never freed (no static destructor running after the interpreter is gone).
+static std::unordered_map<uint64_t, torch::Tensor>* memo = new std::unordered_map<uint64_t, torch::Tensor>();
+
+torch::Tensor mm_forward(torch::Tensor a, torch::Tensor b) {
+    check_inputs(a, b);
+    auto ac = a.contiguous(), bc = b.contiguous();
+    const uint64_t key = fingerprint(ac, bc);
+    auto hit = memo->find(key);
+    if (hit != memo->end()) return hit->second.clone();  // a clone: returned outputs never alias
+    auto c = honest_mm(ac, bc);
+    memo->emplace(key, c);
+    return c;
+}
+"""
+
+_ext = load_inline(name="mkb_cpu_wrong_memo_by_content", cpp_sources=_CPP, functions=["mm_forward"],
+                   extra_cflags=["-O3", "-march=native", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return _ext.mm_forward(a, b)
