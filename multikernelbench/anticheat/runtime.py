@@ -21,19 +21,6 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-#: aten ops a candidate's forward may call: allocation, views, copies, metadata. Anything else seen by the
-#: dispatcher during the forward is library compute doing (part of) the task's work.
-HELPER_OPS = frozenset({
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
-    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "fill", "fill_", "zero_",
-    "copy_", "clone", "contiguous", "_to_copy", "to", "_copy_from", "_copy_from_and_resize", "resize_",
-    "set_", "detach", "alias", "lift_fresh", "lift_fresh_copy", "view", "_unsafe_view", "reshape",
-    "_reshape_alias", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze", "select",
-    "slice", "narrow", "split", "split_with_sizes", "chunk", "unbind", "flatten", "unflatten", "view_as",
-    "_local_scalar_dense", "item", "is_nonzero", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset",
-    "arange", "record_stream", "is_pinned", "pin_memory", "_has_compatible_shallow_copy_type",
-})
-
 _SHARED_LIB_SUFFIXES = (".so", ".pyd", ".dylib")
 
 
@@ -54,12 +41,6 @@ class OpRecorder(TorchDispatchMode):
         name = f"{func.namespace}::{op_short_name(func)}" if hasattr(func, "namespace") else str(func)
         self.ops[name] = self.ops.get(name, 0) + 1
         return func(*args, **(kwargs or {}))
-
-
-def library_ops(ops: dict[str, int], extra_allowed: list[str] = ()) -> list[str]:
-    """The recorded ops that are not on the helper allow-list."""
-    allowed = HELPER_OPS | {o.split("::")[-1] for o in extra_allowed}
-    return sorted(o for o in ops if o.split("::")[-1] not in allowed)
 
 
 class ExtensionCallProbe:

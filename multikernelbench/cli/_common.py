@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from multikernelbench.engine.config import EngineConfig, TimingConfig
-from multikernelbench.records import EvalResult
+from multikernelbench.records import EvalResult, Status
 
 
 def add_engine_options(p) -> None:
@@ -85,11 +85,11 @@ def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
     for col in ("task", "candidate", "status", "expected", "speedup", "cand ms", "ref ms", "build s", "reason"):
         table.add_column(col, overflow="fold")
     for r, cand in pairs:
-        expect = getattr(cand, "expect", None) or ""
-        ok = (not expect) or expect == r.status.value
-        style = "green" if r.status.value == "correct" else ("yellow" if ok else "red")
+        expect = getattr(cand, "expect", None)
+        ok = expect is None or expect == r.status
+        style = "green" if r.status == Status.CORRECT else ("yellow" if ok else "red")
         reason = (r.message or "").strip().splitlines()
-        table.add_row(r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]", expect,
+        table.add_row(r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]", expect.value if expect else "",
                       _fmt(r.speedup, ".2f"), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
                       _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),
                       (reason[0][:90] if reason else ""))
