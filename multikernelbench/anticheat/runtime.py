@@ -186,20 +186,30 @@ def _task_cpu_ticks() -> dict[str, int]:
     return out
 
 
-def busy_threads(window_s: float = 0.2, settle_s: float = 0.03, min_share: float = 0.1) -> list[str]:
-    """OS threads (other than this one) that keep burning CPU after the forward returned: work running in
-    the background, outside the timed call. OpenMP pools spin only briefly after a region, hence ``settle_s``;
-    ``min_share`` is low because on a loaded machine a background thread gets only part of a core."""
-    if not os.path.isdir("/proc/self/task"):
-        return []
-    time.sleep(settle_s)
+def _busy_in_window(window_s: float, min_share: float) -> set[str]:
     me = str(threading.get_native_id())
     before = _task_cpu_ticks()
     time.sleep(window_s)
     after = _task_cpu_ticks()
     hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     limit = max(2, int(window_s * hz * min_share))
-    return sorted(t for t in after if t != me and after[t] - before.get(t, after[t]) >= limit)
+    return {t for t in after if t != me and after[t] - before.get(t, after[t]) >= limit}
+
+
+def busy_threads(window_s: float = 0.2, settle_s: float = 0.03, min_share: float = 0.1) -> list[str]:
+    """OS threads (other than this one) that keep burning CPU after the forward returned: work running in
+    the background, outside the timed call. OpenMP pools spin briefly after a region, hence ``settle_s``;
+    ``min_share`` is low because on a loaded machine a background thread gets only part of a core. A thread
+    must be busy in two windows in a row: on a loaded machine an OpenMP thread descheduled in the middle of
+    its spin finishes spinning inside the first window (seen as false alarms on honest candidates while
+    compilers ran beside the worker), while background work that outlives the call keeps going."""
+    if not os.path.isdir("/proc/self/task"):
+        return []
+    time.sleep(settle_s)
+    first = _busy_in_window(window_s, min_share)
+    if not first:
+        return []
+    return sorted(first & _busy_in_window(window_s, min_share))
 
 
 def child_processes() -> list[int]:
