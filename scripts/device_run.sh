@@ -44,11 +44,21 @@ for l in open(sys.argv[1]):
           f"su={f(r.get('speedup'))} suc={f(r.get('speedup_compile'))} rf={f(r.get('roofline_fraction'))} {r.get('message','')[:150]}")
 PY
       tail -5 $R/eval_$b.err ;;
-    cuda_full) S0=$(date +%s.%N); timeout -s INT -k 20 ${FULL_TIMEOUT:-480} python3 -m multikernelbench.cli.main eval \
-        --backend cuda --solutions solutions/cuda --compile-baseline --db $R/cuda_full.sqlite --json --no-progress \
+    smoke) mkdir -p /tmp/smoke && cp solutions/cuda/activation.relu.py solutions/cuda/matmul.square.py solutions/cuda/wrong/memo_by_content_matmul.py \
+        solutions/cuda/wrong/relu_skips_tail.py /tmp/smoke/; mkdir -p /tmp/smoke/matmul.square
+      cp tests/data/honest_twins/cuda/matmul.square.py /tmp/smoke/matmul.square/honest_twin.py
+      timeout -s INT -k 10 ${SMOKE_TIMEOUT:-200} python3 -m multikernelbench.cli.main eval --backend cuda --solutions /tmp/smoke \
+        --compile-baseline --timing-budget-s 1 --db $R/smoke.sqlite --json --no-progress --trace $R/smoke.trace > $R/smoke.jsonl 2> $R/smoke.err
+      echo "rc=$?"; python3 scripts/summarize_eval.py $R/smoke.jsonl; tail -5 $R/smoke.err; tail -4 $R/smoke.trace
+      ls -la ~/.cache/multikernelbench/builds/cuda/_ext_cache/pch/*/ 2>/dev/null | head -5; cat ~/.cache/multikernelbench/builds/cuda/_ext_cache/pch/warm.*.log 2>/dev/null | cut -c1-300 ;;
+    timers) timeout ${TIMERS_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py -k 'timer or side_stream or busy_host' > $R/timers.log 2>&1
+      grep -E "^(PASSED|FAILED|ERROR)" $R/timers.log | cut -c1-200; tail -2 $R/timers.log ;;
+    cuda_full) mkdir -p solutions_twins/matmul.square && cp tests/data/honest_twins/cuda/matmul.square.py solutions_twins/matmul.square/honest_twin.py
+      S0=$(date +%s.%N); timeout -s INT -k 20 ${FULL_TIMEOUT:-480} python3 -m multikernelbench.cli.main eval \
+        --backend cuda --solutions solutions/cuda --solutions solutions_twins --compile-baseline --db $R/cuda_full.sqlite --json --no-progress \
         --trace $R/cuda_full.trace > $R/cuda_full.jsonl 2> $R/cuda_full.err
       echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s" | tee $R/cuda_full.wall
-      python3 scripts/summarize_eval.py $R/cuda_full.jsonl solutions/cuda | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
+      python3 scripts/summarize_eval.py $R/cuda_full.jsonl | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
