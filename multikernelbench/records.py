@@ -73,11 +73,6 @@ class TimingStats:
     rel_std_err: float  # standard error of the mean / mean
     method: str
 
-    @property
-    def spread(self) -> float:
-        """Interquartile-free spread measure: (max - min) / median."""
-        return (self.max_ms - self.min_ms) / self.median_ms if self.median_ms > 0 else float("inf")
-
 
 @dataclass
 class CorrectnessReport:
