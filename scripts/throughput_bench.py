@@ -831,7 +831,6 @@ def main(argv: list[str] | None = None) -> int:
     t_begin = time.monotonic()
     from_cli = argv is None
     argv = sys.argv[1:] if argv is None else argv
-    cpus = os.cpu_count() or 1
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=("cuda", "cpu"), default="cuda")
