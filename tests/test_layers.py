@@ -27,8 +27,8 @@ SOURCE_FOLDERS = {
 #: The layers, top to bottom. A module may import modules of its own layer and of any layer below it, never
 #: one above. Entries are module-name prefixes relative to ``multikernelbench`` ("" is the package's
 #: ``__init__``; a trailing "." matches submodules only); a module belongs to the entry with the longest
-#: matching prefix. Task and exemplar files (``suite``, the files under ``prompts/exemplars/``) run with the
-#: tasks, so they sit with them.
+#: matching prefix. Task and exemplar files (``suite``, the files under ``prompts/exemplars/``) and the demo's
+#: candidates (``demo_solutions/``) run with the tasks, so they sit with them.
 LAYERS: list[tuple[str, list[str]]] = [
     ("command line", ["cli"]),
     ("sampling (drives prompts and the engine)", ["sampling"]),
@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("prompts and scores", ["prompts", "scoring"]),
     ("backends", ["backends"]),
     ("tasks, anti-cheat probes, timing, results store", [
-        "tasks", "suite", "prompts.exemplars.", "anticheat", "timing", "store", "interop",
+        "tasks", "suite", "prompts.exemplars.", "demo_solutions.", "anticheat", "timing", "store", "interop",
     ]),
     ("records and utilities", ["", "records", "util", "registry", "roofline", "hardware", "extract"]),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -80,6 +81,22 @@ def _fmt(x: float | None, spec: str) -> str:
     return "" if x is None else format(x, spec)
 
 
+_COMPILER_ERROR = re.compile(r"(?:^|\s)((?:fatal )?error: .*)$")
+
+
+def _reason_lines(r: EvalResult) -> list[str]:
+    """The message's lines; for a compile error the compiler's first ``error:`` line goes first (the message
+    starts with the build's Python traceback, which says nothing about the candidate)."""
+    lines = (r.message or "").strip().splitlines()
+    if r.status == Status.COMPILE_ERROR:
+        for line in lines:
+            m = _COMPILER_ERROR.search(line)
+            if m:
+                where = line[:m.start(1)].strip().rsplit("/", 1)[-1]  # main.cpp:8:5: (no build-folder path)
+                return [f"compiling: {where} {m.group(1)}".replace("  ", " ")] + lines
+    return lines
+
+
 def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
     table = Table(title=title)
     for col in ("task", "candidate", "status", "expected", "speedup", "cand ms", "ref ms", "build s", "reason"):
@@ -88,7 +105,7 @@ def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
         expect = getattr(cand, "expect", None)
         ok = expect is None or expect == r.status
         style = "green" if r.status == Status.CORRECT else ("yellow" if ok else "red")
-        reason = (r.message or "").strip().splitlines()
+        reason = _reason_lines(r)
         table.add_row(r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]", expect.value if expect else "",
                       _fmt(r.speedup, ".2f"), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
                       _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),

@@ -30,7 +30,7 @@ _ext = load_inline(
     name="mkb_cpu_wrong_result",
     cpp_sources=_CPP,
     functions=["wrong_leaky_forward"],
-    extra_cflags=["-O3", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )
