@@ -133,14 +133,21 @@ class CandidateEvaluation:
         self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
         self.report.max_rel_err = max(self.report.max_rel_err or 0.0, outcome.max_rel_err)
 
+    def _prepare_timing(self, session: WorkerSession, result: EvalResult,
+                        weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
+        """The timing shape, the torch.compile baseline when asked for (its session may be a fresh one),
+        and the planner that grants this timing request's fresh seeds."""
+        shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
+        compiled = False
+        if self.config.timing.compile_baseline:
+            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
+        planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        return session, shape, compiled, planner
+
     def _time(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
-        shape = self.task.shape_for_timing(on_cpu)
-        compiled = False
-        if cfg.timing.compile_baseline:
-            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
-        planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        session, shape, compiled, planner = self._prepare_timing(session, result, weight_seed)
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         t0 = time.perf_counter()
@@ -179,11 +186,7 @@ class CandidateEvaluation:
         the same fresh inputs as candidates are; the roofline fraction is the eager reference's."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
-        shape = self.task.shape_for_timing(on_cpu)
-        compiled = False
-        if cfg.timing.compile_baseline:
-            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
-        planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        session, shape, compiled, planner = self._prepare_timing(session, result, weight_seed)
         reply, _ = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
                  reference_only=True),

@@ -39,11 +39,12 @@ class BadTimedOutput(Exception):
     """A timed output that is not a plain dense tensor (the worker reports it as BAD_OUTPUT_TYPE)."""
 
 
-def _flatten(out: Any) -> list[Any]:
+def flatten(out: Any) -> list[Any]:
+    """A candidate's output (a tensor, or nested tuples/lists of them) as a flat list."""
     if isinstance(out, (tuple, list)):
         flat: list[Any] = []
         for o in out:
-            flat.extend(_flatten(o))
+            flat.extend(flatten(o))
         return flat
     return [out]
 
@@ -96,7 +97,7 @@ class FreshInputs(Fresh):
         for slot, positions_seed in verify:
             if held is None or slot >= len(held):
                 raise BadTimedOutput(f"no output held for slot {slot} of {name}")
-            flat = _flatten(held[slot])
+            flat = flatten(held[slot])
             positions = sample_positions(int(positions_seed), self.positions, self.edge)
             limit = self.positions + 2 * self.edge
             values, meta = [], []

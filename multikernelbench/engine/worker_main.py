@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from multikernelbench.engine import protocol
+from multikernelbench.engine.fresh import flatten
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
                                               Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load, Message,
                                               Setup, Time, Timed)
@@ -53,15 +54,6 @@ def classify(exc: BaseException) -> ErrorKind:
     if isinstance(exc, RuntimeError) and ("CUDA out of memory" in text or "std::bad_alloc" in text):
         return ErrorKind.OUT_OF_MEMORY
     return ErrorKind.EXCEPTION
-
-
-def _flatten(out: Any) -> list[Any]:
-    if isinstance(out, (tuple, list)):
-        flat: list[Any] = []
-        for o in out:
-            flat.extend(_flatten(o))
-        return flat
-    return [out]
 
 
 class Channel:
@@ -213,7 +205,7 @@ class WorkerState:
         out, observed = self._observed_forward(model, inputs)
         self.backend.synchronize()
         evidence = {**observed, **self.evidence(busy=msg.report_busy)}
-        flat = _flatten(out)
+        flat = flatten(out)
         outputs = []
         for i, t in enumerate(flat):
             if type(t) is not torch.Tensor:  # noqa: E721 - subclasses (lazy/fake tensors) are rejected
