@@ -121,7 +121,7 @@ class Runner:
                 with Progress(enabled=self.show_progress) as bar:
                     bar.add("compile", len(todo))
                     bar.add("evaluate", len(todo))
-                    self._pipeline(todo, results, bar)
+                    self._pipeline(todo, results, bar, warmer)
             finally:
                 if warmer is not None:
                     warmer.stop()
@@ -152,7 +152,7 @@ class Runner:
             return gpus
         return [None] * max(1, self.config.device_workers)
 
-    def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar) -> None:
+    def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
         cfg = self.config
         builder = BuildStage(self.backend, cfg, self.trace, self.zygote)
         ready: queue.Queue[_Job | None] = queue.Queue()
@@ -217,6 +217,8 @@ class Runner:
                     built += 1
                     bar.advance("compile")
                     if built == len(todo) and not overlap:
+                        if warmer is not None:  # nothing may share the cores with a CPU candidate's clock
+                            warmer.stop()
                         for t in lane_threads:
                             t.start()  # CPU: the device stage starts after the last build
                     continue
