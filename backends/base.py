@@ -86,12 +86,9 @@ class Backend(abc.ABC):
 
     def default_compile_workers(self) -> int:
         """Concurrent builds when the user does not say: one per usable core (a C++ build is one compiler)."""
-        import os
+        from multikernelbench.util.procs import usable_cores
 
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:
-            return max(1, os.cpu_count() or 1)
+        return max(1, usable_cores())
 
     def prepare_builds(self, build_root: Path) -> Any:
         """Trusted, once per run, before the compile pool starts: warm shared build caches (e.g. precompiled

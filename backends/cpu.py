@@ -20,6 +20,7 @@ from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.registry import register_backend
+from multikernelbench.util.procs import usable_cores
 
 
 def cpu_model_name() -> str:
@@ -30,13 +31,6 @@ def cpu_model_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 @register_backend("cpu")

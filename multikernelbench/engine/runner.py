@@ -264,7 +264,7 @@ class Runner:
         return Label(cand.meta.model, cand.meta.strategy, cand.meta.sample_index, category)
 
     def build_dir(self, cand: Candidate) -> Path:
-        return Path(self.config.build_root) / self.backend.name / cand.code_hash
+        return BuildStage(self.backend, self.config, self.trace).build_dir(cand)
 
 
 def reference_candidates(tasks: Iterable[Task]) -> list[Candidate]:

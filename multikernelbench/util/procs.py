@@ -34,6 +34,14 @@ class Limits:
     max_processes: int = 0
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def die_with_parent() -> None:
     """The calling process is SIGKILLed when the process that started it exits (Linux only)."""
     if LIBC is not None:
