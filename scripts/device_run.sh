@@ -63,7 +63,7 @@ PY
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
       # resumes from the committed rows: done tasks are skipped; copy the file back by hand
-      [ -f $R/baseline_cuda_h200.jsonl ] || cp benchmarks/baseline_cuda_h200/baseline_cuda_h200.jsonl $R/
+      [ -f $R/baseline_cuda_h200.jsonl ] || cp multikernelbench/baselines/cuda_h200.jsonl $R/baseline_cuda_h200.jsonl
       timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200.jsonl \
         --budget-s $B ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log ;;
     baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }

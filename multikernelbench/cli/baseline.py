@@ -28,7 +28,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("baseline", help="time every task's reference (eager and torch.compile)")
     p.add_argument("--backend", default="cuda")
     p.add_argument("--out", type=Path, default=None,
-                   help=f"JSONL results file (appended; default {DEFAULT_DIR}/baseline_<backend>.jsonl)")
+                   help=f"JSONL results file (appended; default {DEFAULT_DIR}/baseline_<backend>.jsonl; the "
+                   "committed reference-GPU baseline that `mkb report` reads is "
+                   "multikernelbench/baselines/cuda_h200.jsonl)")
     p.add_argument("--db", type=Path, default=None, help="results store (default beside --out, .sqlite)")
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--task", action="append", dest="task_ids", help="only these task ids (repeatable)")
