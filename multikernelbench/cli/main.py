@@ -3,6 +3,10 @@
 Each module in this package that defines ``add_parser(subparsers)`` contributes one subcommand; the parser
 it adds sets ``func`` (called with the parsed args, returning an exit code). Discovering modules keeps each
 subcommand in its own file, so new stages plug in without touching a central if-chain.
+
+Wrong arguments are handled here, once: argparse's own errors and a command's
+:class:`~multikernelbench.cli._usage.UsageError` both print one line (``mkb <command>: <what is wrong>``) and
+exit with status 2, before the command has written anything.
 """
 
 from __future__ import annotations
@@ -13,10 +17,31 @@ import pkgutil
 import sys
 
 import multikernelbench.cli as cli_pkg
+from multikernelbench.cli._usage import USAGE_EXIT, UsageError
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (no usage block) with a pointer to ``--help``; subparsers
+    inherit the class."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(USAGE_EXIT, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("multikernelbench")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from multikernelbench import __version__
+
+        return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mkb", description="multikernelbench: LLM-written kernels, measured.")
+    parser = OneLineParser(prog="mkb", description="multikernelbench: LLM-written kernels, measured.")
+    parser.add_argument("--version", action="version", version=f"mkb (multikernelbench) {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(cli_pkg.__path__), key=lambda m: m.name):
         if info.name in ("main",) or info.name.startswith("_"):
@@ -35,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"mkb {args.command}: {exc}", file=sys.stderr)
+        return USAGE_EXIT
     except BrokenPipeError:  # `mkb tasks --json | head` is normal use
         sys.stderr.close()
         return 0

@@ -2,7 +2,8 @@
 
 Takes a model and tokenizer (or a path to load them from). Prompts are rendered with the tokenizer's chat
 template when it has one, else with a plain "role: content" transcript, so tiny test tokenizers without a
-template still work.
+template still work. ``device`` is any torch device string; ``"auto"`` is the first GPU when torch sees one,
+else the CPU.
 """
 
 from __future__ import annotations
@@ -15,6 +16,14 @@ from multikernelbench.sampling.base import Completion, OnResult, Request, Sample
 from multikernelbench.sampling.params import SamplingParams
 
 
+def resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def render_chat(tokenizer: Any, messages: Sequence[dict[str, str]]) -> str:
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
@@ -24,7 +33,7 @@ def render_chat(tokenizer: Any, messages: Sequence[dict[str, str]]) -> str:
 @register_sampler("hf")
 class HFSampler(Sampler):
     def __init__(self, path: str | None = None, model: Any = None, tokenizer: Any = None, batch_size: int = 4,
-                 device: str = "cpu", max_prompt_tokens: int | None = None) -> None:
+                 device: str = "auto", max_prompt_tokens: int | None = None) -> None:
         if model is None or tokenizer is None:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -32,6 +41,7 @@ class HFSampler(Sampler):
                 raise ValueError("HFSampler needs a path or a (model, tokenizer) pair")
             tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
             model = model or AutoModelForCausalLM.from_pretrained(path)
+        device = resolve_device(device)
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.tokenizer.padding_side = "left"  # decoder-only batching: pad on the left

@@ -1,26 +1,41 @@
-"""OpenAI-compatible chat-completions client (hosted APIs, vLLM's server, llama.cpp, SGLang, ...).
+"""OpenAI-compatible chat-completions sampling through the official ``openai`` client (async).
 
-Async with a concurrency limit; retries with exponential backoff (honouring ``Retry-After``) on 429, 5xx,
-timeouts, connection failures and malformed bodies; each request ends as a :class:`Completion` — an
-answer, or an ``error`` saying what went wrong after the last attempt — so one bad request never costs
-the batch. The API key is read from the environment variable named in the config, sent only in the
-``Authorization`` header and never logged, stored or included in error messages.
+One sampler for hosted APIs (OpenAI, and any provider that speaks the protocol) and local servers (``vllm
+serve``, SGLang, llama.cpp). Why the official client: it tracks the API (new parameters, error types) so this
+module does not have to. Why our own retry loop on top of it (the client runs with ``max_retries=0``): every
+stored generation records how many attempts it took, and a request that still fails becomes a record with an
+``error`` instead of an exception that would cost the rest of the batch.
+
+Retries: exponential backoff with jitter, at least the server's ``Retry-After``/``retry-after-ms``, on
+408/409/425/429/5xx, timeouts, connection failures and malformed bodies; other 4xx fail at once.
+
+Token limit: OpenAI's reasoning models refuse ``max_tokens`` with HTTP 400 "Use 'max_completion_tokens'
+instead"; older servers know only ``max_tokens``. ``token_limit_param="auto"`` sends ``max_tokens`` and, on
+that exact refusal, switches the whole run to ``max_completion_tokens`` and resends at once (not counted as a
+retry); or name the parameter outright.
+
+Where: ``api_base``, else ``$OPENAI_BASE_URL``, else OpenAI's URL. The key comes from the environment variable
+named by ``api_key_env`` (default ``OPENAI_API_KEY``), is sent only in the ``Authorization`` header (none when
+the variable is unset, as local servers need none) and is never logged, stored or put in an error message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from multikernelbench.sampling.base import Completion, OnResult, Request, Sampler, Usage, register_sampler, \
     split_reasoning
 from multikernelbench.sampling.params import SamplingParams
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+OPENAI_API_BASE = "https://api.openai.com/v1"
+TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens")
 
 
 class MalformedResponse(ValueError):
@@ -30,14 +45,25 @@ class MalformedResponse(ValueError):
 @dataclass
 class OpenAIConfig:
     model: str
-    api_base: str = "https://api.openai.com/v1"
+    api_base: str | None = None  # None: $OPENAI_BASE_URL, else OPENAI_API_BASE
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name; its value never enters this object
     concurrency: int = 8
     timeout_s: float = 600.0
     max_retries: int = 5  # retries after the first attempt
     backoff_s: float = 2.0  # first backoff; doubles per retry, with jitter
     max_backoff_s: float = 120.0
+    token_limit_param: str = "auto"  # one of TOKEN_LIMIT_PARAMS
     extra_body: dict[str, Any] | None = None  # provider-specific fields (e.g. {"reasoning_effort": "high"})
+
+    def __post_init__(self) -> None:
+        if self.token_limit_param not in TOKEN_LIMIT_PARAMS:
+            raise ValueError(f"token_limit_param must be one of {TOKEN_LIMIT_PARAMS}, not {self.token_limit_param!r}")
+
+
+def resolve_api_base(api_base: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The explicit URL, else ``$OPENAI_BASE_URL`` (as the openai client itself reads it), else OpenAI's."""
+    env = os.environ if environ is None else environ
+    return (api_base or env.get("OPENAI_BASE_URL") or OPENAI_API_BASE).rstrip("/")
 
 
 def parse_chat_response(body: Any) -> Completion:
@@ -59,76 +85,111 @@ def parse_chat_response(body: Any) -> Completion:
                       raw={"id": body.get("id"), "model": body.get("model")})
 
 
-def _retry_after(headers: Any) -> float | None:
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+def retry_after_s(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after`` in seconds), if it said."""
+    if headers is None:
         return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / scale)
+        except ValueError:
+            continue
+    return None
+
+
+def asks_for_max_completion_tokens(status: int, body_text: str) -> bool:
+    """The 400 a reasoning model gives for ``max_tokens`` ("... Use 'max_completion_tokens' instead.")."""
+    return status == 400 and "max_completion_tokens" in body_text and "max_tokens" in body_text
 
 
 @register_sampler("openai")
 class OpenAISampler(Sampler):
     def __init__(self, config: OpenAIConfig | None = None, **kwargs: Any) -> None:
         self.config = config or OpenAIConfig(**kwargs)
+        self.api_base = resolve_api_base(self.config.api_base)
+        # "auto" starts with the parameter every server knows and switches once a server asks for the other.
+        self.token_param = ("max_tokens" if self.config.token_limit_param == "auto"
+                            else self.config.token_limit_param)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.config.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
-
-    def _payload(self, request: Request, params: SamplingParams) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.config.model, "messages": list(request.messages),
-                                   "temperature": params.temperature, "top_p": params.top_p,
-                                   "max_tokens": params.max_tokens, "n": 1}
+    def _arguments(self, request: Request, params: SamplingParams) -> dict[str, Any]:
+        """Keyword arguments of ``chat.completions.create`` except the token limit (added per attempt)."""
+        args: dict[str, Any] = {"model": self.config.model, "messages": list(request.messages),
+                                "temperature": params.temperature, "top_p": params.top_p, "n": 1}
         seed = params.seed_for(request.sample_index)
         if seed is not None:
-            payload["seed"] = seed
-        payload.update(self.config.extra_body or {})
-        return payload
+            args["seed"] = seed
+        if self.config.extra_body:
+            args["extra_body"] = dict(self.config.extra_body)
+        return args
 
-    async def _one(self, client, request: Request, params: SamplingParams) -> Completion:
+    def _backoff(self, retry: int) -> float:
         cfg = self.config
-        url = cfg.api_base.rstrip("/") + "/chat/completions"
-        payload = self._payload(request, params)
+        return min(cfg.max_backoff_s, cfg.backoff_s * 2 ** retry) * (0.5 + random.random() / 2)
+
+    async def _one(self, client: Any, request: Request, params: SamplingParams, no_auth: dict) -> Completion:
+        import openai
+
+        cfg = self.config
+        args = self._arguments(request, params)
         t0 = time.perf_counter()
+        attempts, retries = 0, 0
         last_error = "no attempt made"
-        for attempt in range(cfg.max_retries + 1):
-            wait = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** attempt) * (0.5 + random.random() / 2)
+        while True:
+            attempts += 1
+            token_param = self.token_param
+            wait = self._backoff(retries)
             try:
-                resp = await client.post(url, json=payload)
-                if resp.status_code == 200:
-                    comp = parse_chat_response(resp.json())
-                    comp.attempts, comp.latency_s = attempt + 1, time.perf_counter() - t0
-                    return comp
-                last_error = f"HTTP {resp.status_code}: {resp.text[:500]}"
-                if resp.status_code not in RETRY_STATUS:
-                    break  # 400/401/404...: retrying cannot help
-                wait = max(wait, min(cfg.max_backoff_s, _retry_after(resp.headers) or 0.0))
+                raw = await client.chat.completions.with_raw_response.create(
+                    **args, **{token_param: params.max_tokens}, extra_headers=no_auth)
+                text = raw.http_response.text
+                try:
+                    body = json.loads(text)
+                except ValueError as exc:
+                    raise MalformedResponse(f"body is not JSON ({exc})") from None
+                comp = parse_chat_response(body)
+                comp.attempts, comp.latency_s = attempts, time.perf_counter() - t0
+                return comp
             except MalformedResponse as exc:
                 last_error = f"malformed response: {exc}"
-            except ValueError as exc:  # body is not JSON
-                last_error = f"malformed response: body is not JSON ({exc})"
-            except Exception as exc:  # timeouts and connection errors (httpx.TransportError and friends)
+            except openai.APIStatusError as exc:
+                status, body_text = exc.status_code, exc.response.text
+                last_error = f"HTTP {status}: {body_text[:500]}"
+                if (cfg.token_limit_param == "auto" and token_param == "max_tokens"
+                        and asks_for_max_completion_tokens(status, body_text)):
+                    self.token_param = "max_completion_tokens"  # for every later request of this run too
+                    continue
+                if status not in RETRY_STATUS:
+                    break  # 400/401/404...: retrying cannot help
+                wait = max(wait, min(cfg.max_backoff_s, retry_after_s(exc.response.headers) or 0.0))
+            except openai.APIError as exc:  # timeouts and connection errors
                 last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            if attempt < cfg.max_retries:
-                await asyncio.sleep(wait)
-        return Completion(error=last_error, attempts=attempt + 1, latency_s=time.perf_counter() - t0)
+            if retries >= cfg.max_retries:
+                break
+            retries += 1
+            await asyncio.sleep(wait)
+        return Completion(error=last_error, attempts=attempts, latency_s=time.perf_counter() - t0)
 
     async def arun(self, requests: Sequence[Request], params: SamplingParams, on_result: OnResult) -> None:
-        import httpx
+        import openai
 
+        key = os.environ.get(self.config.api_key_env) or ""
+        # Without a key, send no Authorization header at all (the client would otherwise refuse to start).
+        no_auth = {} if key else {"Authorization": openai.Omit()}
+        client = openai.AsyncOpenAI(api_key=key or "unset", base_url=self.api_base, max_retries=0,
+                                    timeout=self.config.timeout_s)
         sem = asyncio.Semaphore(max(1, self.config.concurrency))
-        timeout = httpx.Timeout(self.config.timeout_s)
-        async with httpx.AsyncClient(timeout=timeout, headers=self._headers()) as client:
+        try:
             async def task(req: Request) -> None:
                 async with sem:
-                    comp = await self._one(client, req, params)
+                    comp = await self._one(client, req, params, no_auth)
                 on_result(req, comp)  # persisted by the caller before the next result arrives
 
             await asyncio.gather(*(task(r) for r in requests))
+        finally:
+            await client.close()
 
     def run(self, requests: Sequence[Request], params: SamplingParams, on_result: OnResult) -> None:
         asyncio.run(self.arun(requests, params, on_result))

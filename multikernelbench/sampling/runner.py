@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 from multikernelbench.prompts import build_prompt
 from multikernelbench.prompts.feedback import feedback_message, summary_status
@@ -39,6 +39,15 @@ class GenerateConfig:
     stop_on_correct: bool = False  # with refinement: stop a sample once it is correct (else ask for speed)
 
 
+class ProgressSink(Protocol):
+    """What the generator reports progress to (``multikernelbench.engine.progress.Progress`` fits): one stage
+    per turn, advanced once per answered or failed request."""
+
+    def add(self, name: str, total: int) -> None: ...
+
+    def advance(self, name: str) -> None: ...
+
+
 @dataclass
 class GenerateSummary:
     requested: int = 0
@@ -56,10 +65,12 @@ def _extract(text: str) -> str:
 
 class Generator:
     def __init__(self, config: GenerateConfig, sampler: Sampler, store: GenerationStore,
-                 evaluate: Evaluator | None = None, log: Callable[[str], None] = lambda s: None) -> None:
+                 evaluate: Evaluator | None = None, log: Callable[[str], None] = lambda s: None,
+                 progress: ProgressSink | None = None) -> None:
         if config.turns > 1 and evaluate is None:
             raise ValueError("refinement (turns > 1) needs an evaluate function")
         self.cfg, self.sampler, self.store, self.evaluate, self.log = config, sampler, store, evaluate, log
+        self.progress = progress
         self.summary = GenerateSummary()
 
     def key(self, task_id: str, sample: int, turn: int) -> tuple:
@@ -77,9 +88,11 @@ class Generator:
                                 finish_reason=comp.finish_reason, error=comp.error, attempts=comp.attempts,
                                 latency_s=comp.latency_s, exemplar=exemplar, feedback=feedback)
 
-    def _ask(self, requests: list[tuple[Request, str | None, str | None]]) -> None:
+    def _ask(self, requests: list[tuple[Request, str | None, str | None]], stage: str) -> None:
         meta = {r.key: (ex, fb) for r, ex, fb in requests}
         self.summary.requested += len(requests)
+        if self.progress is not None and requests:
+            self.progress.add(stage, len(requests))
 
         def on_result(req: Request, comp: Completion) -> None:
             ex, fb = meta[req.key]
@@ -89,6 +102,8 @@ class Generator:
                 self.log(f"error {req.key[3]} s{req.key[4]} t{req.key[6]}: {comp.error[:200]}")
             else:
                 self.summary.answered += 1
+            if self.progress is not None:
+                self.progress.advance(stage)
 
         if requests:
             self.sampler.run([r for r, _, _ in requests], self.cfg.params, on_result)
@@ -137,16 +152,17 @@ class Generator:
                             {"role": "user", "content": fb})
                     requests.append((Request(key, tuple(msgs), s), prev.exemplar, fb))
             self.log(f"turn {turn}: {len(requests)} requests ({self.summary.skipped} already stored)")
-            self._ask(requests)
+            self._ask(requests, "sampling" if c.turns == 1 else f"sampling turn {turn}")
             if c.turns > 1:
                 self._evaluate_turn(tasks, turn)
         return self.summary
 
 
 def generate(tasks: Sequence[Task], config: GenerateConfig, sampler: Sampler, store: GenerationStore,
-             evaluate: Evaluator | None = None, log: Callable[[str], None] = lambda s: None) -> GenerateSummary:
+             evaluate: Evaluator | None = None, log: Callable[[str], None] = lambda s: None,
+             progress: ProgressSink | None = None) -> GenerateSummary:
     """Generate (and, with ``config.turns > 1``, refine) candidates for ``tasks`` into ``store``."""
-    return Generator(config, sampler, store, evaluate, log).run(tasks)
+    return Generator(config, sampler, store, evaluate, log, progress).run(tasks)
 
 
 def engine_evaluator(tasks: Sequence[Task], engine_config, result_store=None) -> Evaluator:
