@@ -1,5 +1,5 @@
 """LLM sampling: samplers (OpenAI-compatible HTTP, vLLM offline, transformers), the generations store and the
-generate/refine driver. Heavy dependencies (httpx, vllm, transformers) are imported only by the sampler
+generate/refine driver. Heavy dependencies (openai, vllm, transformers) are imported only by the sampler
 that needs them."""
 
 from multikernelbench.sampling.base import Completion, Request, Sampler, Usage, get_sampler, register_sampler, \
