@@ -1,19 +1,22 @@
 """``mkb generate``: sample kernels from a model into a generations store (resumable; optional refinement).
 
-Samplers: ``--api-base URL`` (any OpenAI-compatible server; key from $OPENAI_API_KEY or --api-key-env),
-``--vllm`` (offline vLLM with the weights named by --model), ``--hf PATH`` (transformers; ``--hf tiny``
-builds a random tiny model in code whose output is noise — for smoke tests only).
+Samplers: an OpenAI-compatible server by default (``--api-base URL``, else ``$OPENAI_BASE_URL``, else OpenAI;
+key from ``$OPENAI_API_KEY`` or the variable named by ``--api-key-env``), ``--vllm`` (offline vLLM with the
+weights named by --model), ``--hf PATH`` (transformers; ``--hf tiny`` builds a random tiny model in code whose
+output is noise — for smoke tests only). Progress goes to stderr: bars on a terminal, plain lines in a log.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from multikernelbench.cli._usage import UsageError, select_tasks
+from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
 from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampler
 from multikernelbench.sampling.runner import GenerateConfig, engine_evaluator, generate
-from multikernelbench.tasks import load_suite
 
 #: Outside any checkout by default; ``mkb eval --generations`` takes the same path.
 DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "generations.jsonl"
@@ -25,8 +28,9 @@ def add_parser(sub) -> None:
     p.add_argument("--backend", default="cpu", choices=contract_backends())
     p.add_argument("--strategy", default="category_shot", choices=strategy_names())
     p.add_argument("--samples", type=int, default=1, help="samples per task")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--api-base", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--api-base", help="OpenAI-compatible base URL, e.g. http://localhost:8000/v1 "
+                                        "(default: $OPENAI_BASE_URL, else https://api.openai.com/v1)")
     src.add_argument("--vllm", action="store_true", help="offline vLLM generation (needs the vllm extra)")
     src.add_argument("--hf", metavar="PATH", help="transformers model directory ('tiny' = random test model)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"generations store (JSONL; default {DEFAULT_OUT})")
@@ -40,6 +44,13 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per HTTP request")
     p.add_argument("--max-retries", type=int, default=5)
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    p.add_argument("--token-limit-param", default="auto", choices=("auto", "max_tokens", "max_completion_tokens"),
+                   help="how --max-tokens is sent (auto: max_tokens, switching to max_completion_tokens when a "
+                        "reasoning model asks for it)")
+    p.add_argument("--extra-body", metavar="JSON", type=_json_object, default=None,
+                   help='provider-specific request fields, e.g. \'{"reasoning_effort": "high"}\'')
+    p.add_argument("--device", default="auto", help="torch device for --hf (default: cuda when present, else cpu)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars or lines on stderr")
     p.add_argument("--batch-size", type=int, default=4, help="prompts per batch (--hf)")
     p.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs for --vllm")
     p.add_argument("--turns", type=int, default=1, help="refinement: answer + up to N-1 feedback rounds")
@@ -49,28 +60,56 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _json_object(text: str) -> dict:
+    """``--extra-body``: a JSON object, else argparse's one-line error."""
+    import argparse
+
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"want a JSON object, got {type(value).__name__}")
+    return value
+
+
 def make_sampler(args):
-    if args.api_base:
-        return get_sampler("openai", model=args.model, api_base=args.api_base, api_key_env=args.api_key_env,
-                           concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries)
     if args.vllm:
         return get_sampler("vllm", model=args.model, tensor_parallel_size=args.tensor_parallel_size)
     if args.hf == "tiny":
         from multikernelbench.sampling.tiny_model import build_tiny_model
 
         model, tokenizer = build_tiny_model()
-        return get_sampler("hf", model=model, tokenizer=tokenizer, batch_size=args.batch_size)
-    return get_sampler("hf", path=args.hf, batch_size=args.batch_size)
+        return get_sampler("hf", model=model, tokenizer=tokenizer, batch_size=args.batch_size, device=args.device)
+    if args.hf:
+        return get_sampler("hf", path=args.hf, batch_size=args.batch_size, device=args.device)
+    return get_sampler("openai", model=args.model, api_base=args.api_base, api_key_env=args.api_key_env,
+                       concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries,
+                       token_limit_param=args.token_limit_param, extra_body=args.extra_body)
 
 
 def run(args) -> int:
-    tasks = load_suite(categories=args.category, ids=args.task_ids)
+    tasks = select_tasks(args.category, args.task_ids)
+    if args.turns > 1 and not args.allow_code_execution:
+        from multikernelbench.engine.config import EngineConfig
+        from multikernelbench.engine.runner import ALLOW_ENV, CodeExecutionNotAllowed, check_opt_in
+
+        try:
+            check_opt_in(EngineConfig(backend=args.backend))
+        except CodeExecutionNotAllowed:
+            raise UsageError(f"--turns > 1 evaluates every answer: pass --allow-code-execution "
+                             f"(or set {ALLOW_ENV}=1)") from None
     params = SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.seed)
     config = GenerateConfig(model=args.model, backend=args.backend, strategy=args.strategy, samples=args.samples,
                             params=params, turns=args.turns, stop_on_correct=args.stop_on_correct)
+    try:
+        sampler = make_sampler(args)
+    except RuntimeError as exc:  # e.g. vllm not installed
+        print(f"mkb generate: {exc}", file=sys.stderr)
+        return 2
     evaluate = None
     store_ctx = None
-    if args.turns > 1:
+    if args.turns > 1:  # opened only now: a wrong argument above leaves no results store behind
         from multikernelbench.engine.config import EngineConfig
         from multikernelbench.store import ResultStore
 
@@ -78,13 +117,9 @@ def run(args) -> int:
         evaluate = engine_evaluator(tasks, EngineConfig(backend=args.backend,
                                                         allow_code_execution=args.allow_code_execution), store_ctx)
     try:
-        sampler = make_sampler(args)
-    except RuntimeError as exc:  # e.g. vllm not installed
-        print(f"mkb generate: {exc}", file=sys.stderr)
-        return 2
-    try:
-        summary = generate(tasks, config, sampler, GenerationStore(args.out), evaluate,
-                           log=lambda s: print(s, file=sys.stderr))
+        with Progress(enabled=not args.no_progress) as progress:
+            summary = generate(tasks, config, sampler, GenerationStore(args.out), evaluate,
+                               log=lambda s: print(s, file=sys.stderr), progress=progress)
     finally:
         sampler.close()
         if store_ctx is not None:
