@@ -32,13 +32,15 @@ _DESCRIPTION = """\
 Scores for LLM-written deep-learning kernels: compilation@k, pass@k and speedup_alpha@k (the unbiased
 estimator of the probability that at least one of k samples, drawn without replacement from the n samples of a
 task, compiles / is correct / is correct with speedup >= alpha), fast_alpha on each task's first sample, the
-geometric-mean speedup over correct samples, and per-category versions of all of them.
+geometric-mean speedup over correct samples, the speed-of-light score (0.5 at the eager baseline, 1.0 at the
+hardware roofline bound, log scale between; see the card), and per-category versions of all of them.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions: one list per task. Scoring mode: per-sample records {"compiled": bool, "correct": bool,
-        "speedup": float or None} (speedup is ignored unless correct). Executing mode: kernel source strings,
+        "speedup": float or None} (speedup is ignored unless correct), optionally "roofline_fraction" and
+        "baseline_roofline_fraction" (floats or None) for the SOL score. Executing mode: kernel source strings,
         evaluated by the engine first (needs allow_code_execution=True or MKB_ALLOW_CODE_EXECUTION=1).
     references: the task ids, in the same order as predictions.
     k: list of ints (default [1]); every task needs at least max(k) samples, otherwise ValueError.
@@ -48,8 +50,10 @@ Args:
         optional multikernelbench EngineConfig).
 Returns:
     num_tasks, num_samples, num_correct_samples, compilation@k, pass@k, speedup_{alpha}@k, fast_{alpha},
-    geomean_speedup (None when no correct sample has a measured speedup), per_category (when categories
-    are given). Alphas appear as str(float(alpha)): k=[1], alphas=[1] gives "speedup_1.0@1" and "fast_1.0".
+    geomean_speedup (None when no correct sample has a measured speedup), sol_mean (None when no task has
+    a usable baseline), sol_num_tasks, sol_tasks_no_baseline, sol_tasks_degenerate, sol_tasks_unmeasured,
+    sol_samples_above_bound, sol_per_task, per_category (when categories are given). Alphas appear as
+    str(float(alpha)): k=[1], alphas=[1] gives "speedup_1.0@1" and "fast_1.0".
 Examples:
     >>> import evaluate
     >>> metric = evaluate.load("metrics/mkb_speedup")  # path relative to the repository root
@@ -61,7 +65,20 @@ Examples:
 """
 
 _RECORD = {"compiled": datasets.Value("bool"), "correct": datasets.Value("bool"),
-           "speedup": datasets.Value("float64")}
+           "speedup": datasets.Value("float64"), "roofline_fraction": datasets.Value("float64"),
+           "baseline_roofline_fraction": datasets.Value("float64")}
+
+#: Keys a record may leave out (they are only needed for the SOL score); filled with None before Arrow.
+_OPTIONAL = ("speedup", "roofline_fraction", "baseline_roofline_fraction")
+
+
+def _fill_optional(task):
+    """A task's records with every optional key present: ``evaluate`` matches records against the feature
+    schema key by key, and a wrong sample naturally has no roofline fraction."""
+    if isinstance(task, (list, tuple)):
+        return [{**dict.fromkeys(_OPTIONAL), **r} if isinstance(r, dict) else r for r in task]
+    return task
+
 
 #: Scoring mode (lists of records) first: evaluate picks the first feature set the first example fits.
 _FEATURES = [
@@ -81,6 +98,16 @@ class MkbSpeedup(evaluate.Metric):
             features=_FEATURES,
             reference_urls=["https://arxiv.org/abs/2507.17773", "https://arxiv.org/abs/2107.03374"],
         )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of tasks (records' optional keys filled with None first)."""
+        if predictions is not None:
+            predictions = [_fill_optional(task) for task in predictions]
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one task (its records' optional keys filled with None first)."""
+        return super().add(prediction=_fill_optional(prediction), reference=reference, **kwargs)
 
     def _compute(self, predictions, references, k=None, alphas=None, categories=None, backend=None,
                  allow_code_execution=False, config=None):

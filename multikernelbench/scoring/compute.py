@@ -2,9 +2,10 @@
 report, so the two can never disagree.
 
 Input contract (shared with ``metrics/mkb_speedup``): ``predictions`` holds one list per task of sample
-records ``{"compiled": bool, "correct": bool, "speedup": float | None}``; ``references`` holds the task ids
-in the same order; ``categories`` (optional) one category per task. The first record of a task is its first
-sample (``fast_p`` looks only at it).
+records ``{"compiled": bool, "correct": bool, "speedup": float | None}``, optionally with
+``"roofline_fraction"`` (the sample's) and ``"baseline_roofline_fraction"`` (the eager baseline's, for the SOL
+score of :mod:`.sol`); ``references`` holds the task ids in the same order; ``categories`` (optional) one
+category per task. The first record of a task is its first sample (``fast_p`` looks only at it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from multikernelbench.scoring.estimators import geometric_mean, mean_pass_at_k
+from multikernelbench.scoring.sol import SolSample, sol_summary, task_sol
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,8 @@ class Sample:
     compiled: bool
     correct: bool
     speedup: float | None  # only meaningful when correct; None = not measured
+    roofline_fraction: float | None = None  # the sample's, only when correct
+    baseline_roofline_fraction: float | None = None  # the task's eager baseline, for the SOL score
 
     def reaches(self, alpha: float) -> bool:
         return self.correct and self.speedup is not None and self.speedup >= alpha
@@ -49,11 +53,22 @@ def fast_key(alpha: float) -> str:
     return f"fast_{alpha_label(alpha)}"
 
 
-def to_sample(record: Any) -> Sample:
-    """Validate one record (a mapping, or an object with the three attributes).
+def _positive(record: Any, name: str, value: Any) -> float | None:
+    """A positive finite float or None: zero, negative or infinite values mean a broken timer or cost model,
+    and averaging them in would poison the geomean and the SOL score."""
+    if value is None:
+        return None
+    value = float(value)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be positive and finite (or None), got {record!r}")
+    return value
 
-    A correct sample must have compiled, and its speedup must be a positive finite number or None: a zero,
-    negative or infinite speedup means a broken timer, and averaging it in would poison the geomean.
+
+def to_sample(record: Any) -> Sample:
+    """Validate one record (a mapping, or an object with the attributes).
+
+    A correct sample must have compiled; its speedup and roofline fractions must be positive finite numbers
+    or None. The baseline's fraction is kept on wrong samples too (it belongs to the task).
     """
     get = record.get if isinstance(record, Mapping) else (lambda key, default=None: getattr(record, key, default))
     compiled, correct, speedup = get("compiled"), get("correct"), get("speedup", None)
@@ -61,13 +76,15 @@ def to_sample(record: Any) -> Sample:
         raise ValueError(f"'compiled' and 'correct' must be bools, got {record!r}")
     if correct and not compiled:
         raise ValueError(f"a sample cannot be correct without compiling: {record!r}")
+    baseline = _positive(record, "baseline_roofline_fraction", get("baseline_roofline_fraction", None))
     if not correct:
-        return Sample(compiled, False, None)
-    if speedup is not None:
-        speedup = float(speedup)
-        if not (math.isfinite(speedup) and speedup > 0):
-            raise ValueError(f"speedup of a correct sample must be positive and finite (or None), got {record!r}")
-    return Sample(compiled, True, speedup)
+        return Sample(compiled, False, None, None, baseline)
+    return Sample(compiled, True, _positive(record, "speedup of a correct sample", speedup),
+                  _positive(record, "roofline_fraction", get("roofline_fraction", None)), baseline)
+
+
+def _sol_samples(task: Sequence[Sample]) -> list[SolSample]:
+    return [SolSample(s.correct, s.roofline_fraction, s.baseline_roofline_fraction) for s in task]
 
 
 def _validate(predictions: Sequence[Sequence[Any]], references: Sequence[Any],
@@ -94,7 +111,8 @@ def _check_k(tasks: Sequence[Sequence[Sample]], references: Sequence[Any], ks: S
                                  "sample more or lower k (tasks are never dropped silently)")
 
 
-def _scores(tasks: Sequence[Sequence[Sample]], ks: Sequence[int], alphas: Sequence[float]) -> dict[str, Any]:
+def _scores(tasks: Sequence[Sequence[Sample]], references: Sequence[Any], ks: Sequence[int],
+            alphas: Sequence[float]) -> dict[str, Any]:
     out: dict[str, Any] = {"num_tasks": len(tasks), "num_samples": sum(len(t) for t in tasks)}
     for k in ks:
         out[compilation_key(k)] = mean_pass_at_k(((len(t), sum(s.compiled for s in t)) for t in tasks), k)
@@ -106,6 +124,8 @@ def _scores(tasks: Sequence[Sequence[Sample]], ks: Sequence[int], alphas: Sequen
     timed = [s.speedup for t in tasks for s in t if s.correct and s.speedup is not None]
     out["num_correct_samples"] = sum(s.correct for t in tasks for s in t)
     out["geomean_speedup"] = geometric_mean(timed)
+    out.update(sol_summary([_sol_samples(t) for t in tasks]))
+    out["sol_per_task"] = {str(ref): task_sol(_sol_samples(t)).score for ref, t in zip(references, tasks)}
     return out
 
 
@@ -120,6 +140,15 @@ def compute_scores(predictions: Sequence[Sequence[Any]], references: Sequence[An
     >>> s = compute_scores(preds, ["a", "b"], k=[1, 2])
     >>> s["pass@1"], s["pass@2"], s["speedup_1.0@1"], s["fast_1.0"], s["geomean_speedup"]
     (0.5, 1.0, 0.25, 0.5, 1.0)
+
+    With roofline fractions, the SOL score (:mod:`multikernelbench.scoring.sol`): task "a" has a correct
+    sample at the bound (1.0) and a wrong one (0), task "b" no baseline, so it is left out.
+
+    >>> preds[0][0].update(roofline_fraction=1.0, baseline_roofline_fraction=0.2)
+    >>> preds[0][1]["baseline_roofline_fraction"] = 0.2
+    >>> s = compute_scores(preds, ["a", "b"])
+    >>> s["sol_mean"], s["sol_num_tasks"], s["sol_tasks_no_baseline"], s["sol_per_task"]
+    (0.5, 1, 1, {'a': 0.5, 'b': None})
     """
     ks = sorted({int(x) for x in k})
     alpha_list = sorted({float(a) for a in alphas})
@@ -129,11 +158,11 @@ def compute_scores(predictions: Sequence[Sequence[Any]], references: Sequence[An
         raise ValueError("alphas must be a non-empty list of floats")
     tasks = _validate(predictions, references, categories)
     _check_k(tasks, references, ks)
-    out = _scores(tasks, ks, alpha_list)
+    out = _scores(tasks, references, ks, alpha_list)
     if categories is not None:
         per: dict[str, dict[str, Any]] = {}
         for cat in sorted({str(c) for c in categories}):
-            subset = [t for t, c in zip(tasks, categories) if str(c) == cat]
-            per[cat] = _scores(subset, ks, alpha_list)
+            idx = [i for i, c in enumerate(categories) if str(c) == cat]
+            per[cat] = _scores([tasks[i] for i in idx], [references[i] for i in idx], ks, alpha_list)
         out["per_category"] = per
     return out

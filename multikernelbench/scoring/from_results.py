@@ -8,17 +8,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import StoredResult
 
 
-def sample_record(result: EvalResult) -> dict[str, Any]:
-    """``{"compiled", "correct", "speedup"}`` for one result (speedup kept only when correct)."""
+#: The eager baseline's roofline fraction for a result's task, or None (e.g. a lookup in a committed baseline).
+BaselineFor = Callable[[EvalResult], "float | None"]
+
+
+def sample_record(result: EvalResult, baseline_fraction: float | None = None) -> dict[str, Any]:
+    """The scorer's record for one result: ``compiled``, ``correct``, ``speedup`` and ``roofline_fraction``
+    (both kept only when correct), ``baseline_roofline_fraction`` (the task's, given by the caller)."""
     correct = result.status is Status.CORRECT
     return {"compiled": result.status.compiled, "correct": correct,
-            "speedup": result.speedup if correct else None}
+            "speedup": result.speedup if correct else None,
+            "roofline_fraction": result.roofline_fraction if correct else None,
+            "baseline_roofline_fraction": baseline_fraction}
 
 
 def category_of(stored: StoredResult) -> str:
@@ -53,10 +60,13 @@ class Group:
     def min_samples(self) -> int:
         return min((len(v) for v in self.tasks.values()), default=0)
 
-    def metric_inputs(self) -> tuple[list[list[dict[str, Any]]], list[str], list[str]]:
-        """``(predictions, references, categories)`` exactly as the ``evaluate`` module takes them."""
+    def metric_inputs(self, baseline_for: BaselineFor | None = None
+                      ) -> tuple[list[list[dict[str, Any]]], list[str], list[str]]:
+        """``(predictions, references, categories)`` exactly as the ``evaluate`` module takes them;
+        ``baseline_for`` fills each record's baseline roofline fraction (for the SOL score)."""
         ids = self.task_ids()
-        preds = [[sample_record(s.result) for s in self.tasks[tid]] for tid in ids]
+        look = baseline_for or (lambda result: None)
+        preds = [[sample_record(s.result, look(s.result)) for s in self.tasks[tid]] for tid in ids]
         cats = [category_of(self.tasks[tid][0]) for tid in ids]
         return preds, ids, cats
 
