@@ -35,12 +35,26 @@ def _check_shapes(path: Path, shapes: Any, what: str) -> None:
             raise TaskFormatError(f"{path}: {what} entry {k!r}={v!r} is not a plain JSON value")
 
 
+def _check_ranges(path: Path, mod: Any, test_shapes: list[dict]) -> None:
+    """``SHAPE_RANGES`` (optional) is well formed and holds every test shape (see tasks/ranges.py)."""
+    from multikernelbench.tasks.ranges import RangeError, parse_ranges
+
+    try:
+        parse_ranges(getattr(mod, "SHAPE_RANGES", None), test_shapes)
+    except RangeError as exc:
+        raise TaskFormatError(f"{path}: {exc}") from exc
+
+
 def load_task_file(path: str | Path, category: str | None = None) -> list[Task]:
     """One file gives one Task per dtype it declares (fp32 always; bf16 etc. as variants)."""
     path = Path(path)
-    source = path.read_text()
-    category = category or path.parent.name
-    name = path.stem
+    return tasks_from_source(path.read_text(), category or path.parent.name, path.stem, where=path)
+
+
+def tasks_from_source(source: str, category: str, name: str, where: str | Path | None = None) -> list[Task]:
+    """The tasks of one task file's text (``where`` names it in errors), as :func:`load_task_file` reads them;
+    the held-out generator loads the files it writes this way before writing them."""
+    path = Path(where) if where is not None else Path(f"<{category}/{name}.py>")
     try:
         mod = exec_source(source, f"{category}.{name}")
     except Exception as exc:  # a broken task file must say which file
@@ -60,6 +74,7 @@ def load_task_file(path: str | Path, category: str | None = None) -> list[Task]:
     if "float32" not in dtypes:
         raise TaskFormatError(f"{path}: DTYPES must include float32")
     description = _description(mod, path)
+    _check_ranges(path, mod, test_shapes)
     tolerances = dict(getattr(mod, "TOLERANCE", {}) or {})
     tasks = []
     for dtype in dtypes:
