@@ -2,7 +2,11 @@
 
 Behaviour is scripted per task: the handler finds the task id in the prompt ("## Your task: `<id>`") and
 looks up a list of steps; each request for that task consumes the next step (the last one repeats).
-Steps: ("ok", text) | ("status", code) | ("sleep", seconds) | ("malformed", body).
+Steps: ("ok", text) | ("status", code[, retry_after]) | ("sleep", seconds) | ("malformed", body).
+
+Like OpenAI's API, a reasoning model (a name starting with one of ``reasoning_prefixes``) refuses ``max_tokens``
+with the API's real HTTP 400 body, before any scripted step is consumed. The server records every request's
+body, Authorization header and arrival time.
 """
 
 from __future__ import annotations
@@ -14,15 +18,24 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _TASK = re.compile(r"## Your task: `([^`]+)`")
+#: What OpenAI answers when a reasoning model (o1, o3, o4-mini, gpt-5, ...) is sent ``max_tokens``.
+MAX_TOKENS_REFUSAL = {"error": {
+    "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+               "Use 'max_completion_tokens' instead.",
+    "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}
 
 
 class ChatServer:
-    def __init__(self, script: dict[str, list[tuple]], default: tuple = ("ok", "no code here")) -> None:
+    def __init__(self, script: dict[str, list[tuple]], default: tuple = ("ok", "no code here"),
+                 reasoning_prefixes: tuple[str, ...] = ("o1", "o3", "o4", "gpt-5")) -> None:
         self.script = {k: list(v) for k, v in script.items()}
         self.default = default
+        self.reasoning_prefixes = reasoning_prefixes
         self.calls: dict[str, int] = {}
         self.auth_headers: list[str | None] = []
         self.bodies: list[dict] = []
+        self.times: list[tuple[str, float]] = []  # (task, time.monotonic()) per request
+        self.refused = 0  # max_tokens refusals sent
         self.lock = threading.Lock()
         server = self
 
@@ -42,6 +55,13 @@ class ChatServer:
                 with server.lock:
                     server.auth_headers.append(self.headers.get("Authorization"))
                     server.bodies.append(body)
+                    server.times.append((task, time.monotonic()))
+                    refuse = "max_tokens" in body and str(body.get("model", "")).startswith(server.reasoning_prefixes)
+                    server.refused += refuse
+                if refuse:
+                    server._send(self, 400, json.dumps(MAX_TOKENS_REFUSAL).encode())
+                    return
+                with server.lock:
                     n = server.calls.get(task, 0)
                     server.calls[task] = n + 1
                     steps = server.script.get(task, [server.default])
@@ -64,6 +84,14 @@ class ChatServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    @staticmethod
+    def _send(h: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
     def _respond(self, h: BaseHTTPRequestHandler, step: tuple, body: dict, turn: int) -> None:
         kind = step[0]
         if kind == "by_turn":  # ("by_turn", [text for turn 0, text for turn 1, ...])
@@ -77,7 +105,7 @@ class ChatServer:
             data = json.dumps({"error": {"message": f"scripted {step[1]}"}}).encode()
             h.send_response(step[1])
             h.send_header("Content-Type", "application/json")
-            h.send_header("Retry-After", "0")
+            h.send_header("Retry-After", str(step[2]) if len(step) > 2 else "0")
         elif kind == "malformed":
             data = step[1].encode()
             h.send_response(200)

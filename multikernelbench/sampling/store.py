@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -72,30 +72,48 @@ def generation_key(model: str, backend: str, strategy: str, task_id: str, sample
     return (model, backend, strategy, task_id, int(sample_index), params_key, int(turn))
 
 
-def _read_lines(path: Path) -> Iterator[GenerationRecord]:
+def _read_lines(path: Path, skipped: list[str] | None = None) -> Iterator[GenerationRecord]:
+    """Records of a store; a line that is not a record (a torn last line from an interrupted write, a hand
+    edit, another tool's JSON) is passed over and, when ``skipped`` is given, described there."""
     if not path.exists():
         return
     with path.open("r", encoding="utf-8") as fh:
-        for line in fh:
+        for number, line in enumerate(fh, 1):
             line = line.strip()
             if not line:
                 continue
             try:
-                yield GenerationRecord.from_dict(json.loads(line))
-            except (json.JSONDecodeError, TypeError):
-                continue  # a torn final line from an interrupted write
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                why = "not JSON"
+            else:
+                if not isinstance(data, dict):
+                    why = f"a JSON {type(data).__name__}, not an object"
+                else:
+                    try:
+                        rec = GenerationRecord.from_dict(data)
+                    except TypeError:
+                        missing = sorted({f.name for f in fields(GenerationRecord)
+                                          if f.default is MISSING and f.default_factory is MISSING} - set(data))
+                        why = f"missing {', '.join(missing)}" if missing else "not a generation record"
+                    else:
+                        yield rec
+                        continue
+            if skipped is not None:
+                skipped.append(f"line {number}: {why}")
 
 
-def iter_generations(path: str | Path) -> Iterator[GenerationRecord]:
+def iter_generations(path: str | Path, skipped: list[str] | None = None) -> Iterator[GenerationRecord]:
     """The latest record per key (a later line supersedes an earlier one), in a deterministic order.
 
     Each record has: model, backend, strategy, task_id, sample_index, turn, params (dict), params_key,
     raw_text, code, reasoning, usage (dict of prompt/completion/total tokens), error (None or a message),
     plus messages, finish_reason, attempts, latency_s, exemplar, feedback, eval, created, sampler.
-    Evaluate a record when ``not record.error and record.code``.
+    Evaluate a record when ``not record.error and record.code``. Lines that are not records are passed over;
+    ``skipped`` (a list) receives one ``"line N: why"`` per such line.
     """
     latest: dict[tuple, GenerationRecord] = {}
-    for rec in _read_lines(Path(path)):
+    for rec in _read_lines(Path(path), skipped):
         latest[rec.key] = rec
     yield from sorted(latest.values(), key=lambda r: (r.task_id, r.model, r.backend, r.strategy, r.params_key,
                                                       r.sample_index, r.turn))
