@@ -195,15 +195,15 @@ def test_failure_table_counts_every_sample(built):
         assert row[1:] == want
 
 
-def test_html_embeds_three_png_plots_and_is_self_contained(built):
+def test_html_embeds_four_png_plots_and_is_self_contained(built):
     root, _, parser, _, _ = built
-    assert len(parser.images) == 3
+    assert len(parser.images) == 4
     for src in parser.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     html = (root / "out" / "report.html").read_text()
     assert "http://" not in html and "https://" not in html and "<script" not in html
-    for stem in ("pass_rate_by_category", "speedup_cdf", "roofline_by_category"):
+    for stem in ("pass_rate_by_category", "speedup_cdf", "roofline_by_category", "roofline_scatter"):
         assert (root / "out" / "plots" / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
 
 

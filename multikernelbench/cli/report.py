@@ -18,17 +18,23 @@ def add_parser(sub) -> None:
                    help="k of Comp@k/Pass@k/SpeedUp@k (repeatable; default 1)")
     p.add_argument("--alpha", type=float, action="append",
                    help="speedup threshold of SpeedUp_alpha@k and fast_alpha (repeatable; default 1.0)")
+    p.add_argument("--baseline", default=None, metavar="FILE",
+                   help="eager baseline (JSONL of `mkb baseline`) for the SOL score and the roofline scatter "
+                        "(default: the reference GPU's, multikernelbench/baselines/cuda_h200.jsonl)")
+    p.add_argument("--no-baseline", action="store_true", help="no baseline: no SOL table or scatter points")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (no matplotlib needed)")
     p.add_argument("--quiet", action="store_true", help="do not print the tables")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from multikernelbench.baselines import load_baseline
     from multikernelbench.report import build_report, load_report_data, write_report
 
     try:
-        data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0])
-    except FileNotFoundError as exc:
+        baseline = None if args.no_baseline else load_baseline(args.baseline)
+        data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0], baseline=baseline)
+    except (FileNotFoundError, ValueError) as exc:
         print(f"mkb report: {exc}", file=sys.stderr)
         return 1
     report = build_report(data, plots=not args.no_plots)

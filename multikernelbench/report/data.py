@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from multikernelbench.baselines import Baseline
 from multikernelbench.records import EvalResult, FailureKind, Status
+from multikernelbench.report.baseline_view import BaselineView, baseline_for, baseline_view
 from multikernelbench.scoring import Group, category_of, compute_scores, group_results
 from multikernelbench.store import ResultStore, StoredResult
 
@@ -51,6 +53,7 @@ class GroupReport:
     speedups: list[float] = field(default_factory=list)  # correct samples with a measured speedup
     roofline: list[float] = field(default_factory=list)  # correct samples with a roofline fraction
     roofline_by_category: dict[str, list[float]] = field(default_factory=dict)
+    baseline: BaselineView = field(default_factory=BaselineView)
 
     @property
     def name(self) -> str:
@@ -67,6 +70,7 @@ class ReportData:
     ks: list[int]
     alphas: list[float]
     source: str = ""
+    baseline: Baseline | None = None  # the committed reference baseline the SOL score and scatter use
 
     @property
     def rows(self) -> list[str]:
@@ -90,7 +94,16 @@ class ReportData:
 
     def notes(self) -> list[str]:
         out = []
+        ref = self.baseline.label if self.baseline is not None else ""
         for g in self.groups:
+            if g.baseline.stale:
+                shown = ", ".join(g.baseline.stale[:10]) + (" ..." if len(g.baseline.stale) > 10 else "")
+                out.append(f"{g.name}: the baseline is stale for {len(g.baseline.stale)} task(s) (its row measured "
+                           f"other task content; no SOL for them): {shown}.")
+            other = sorted(h for h in g.baseline.results_hardware if h and ref and h not in self.baseline.hardware)
+            if other and g.baseline.points:
+                out.append(f"{g.name}: results measured on {', '.join(other)}, baseline on {ref}: SOL and the "
+                           "roofline scatter compare roofline fractions, each against its own device's peaks.")
             if g.missing_ks:
                 out.append(f"{g.name}: some task has only {g.group.min_samples()} sample(s), so "
                            f"k={', '.join(map(str, g.missing_ks))} is not reported (n/a).")
@@ -100,16 +113,16 @@ class ReportData:
         return out
 
 
-def group_report(group: Group, ks: list[int], alphas: list[float]) -> GroupReport:
+def group_report(group: Group, ks: list[int], alphas: list[float], baseline: Baseline | None = None) -> GroupReport:
     n_min = group.min_samples()
     usable = [k for k in ks if k <= n_min]
     missing = [k for k in ks if k > n_min]
     scores = None
     if group.tasks:
-        preds, refs, cats = group.metric_inputs()
+        preds, refs, cats = group.metric_inputs(baseline_for(baseline))
         # k=1 is always computed: the per-category Pass@1 table needs it even if the user asked for other ks.
         scores = compute_scores(preds, refs, k=sorted(set(usable) | {1}), alphas=alphas, categories=cats)
-    rep = GroupReport(group, usable, missing, scores)
+    rep = GroupReport(group, usable, missing, scores, baseline=baseline_view(group, baseline))
     by_cat: dict[str, list[float]] = defaultdict(list)
     for tid in group.task_ids():
         for stored in group.tasks[tid]:
@@ -126,16 +139,20 @@ def group_report(group: Group, ks: list[int], alphas: list[float]) -> GroupRepor
 
 
 def build_report_data(stored: Iterable[StoredResult], ks: Iterable[int] = (1,),
-                      alphas: Iterable[float] = (1.0,), source: str = "") -> ReportData:
+                      alphas: Iterable[float] = (1.0,), source: str = "",
+                      baseline: Baseline | None = None) -> ReportData:
     ks = sorted({int(k) for k in ks})
     alphas = sorted({float(a) for a in alphas})
-    groups = [group_report(g, ks, alphas) for g in group_results(stored)]
-    return ReportData(groups, ks, alphas, source)
+    groups = [group_report(g, ks, alphas, baseline) for g in group_results(stored)]
+    return ReportData(groups, ks, alphas, source, baseline)
 
 
-def load_report_data(store_path: str | Path, ks: Iterable[int] = (1,), alphas: Iterable[float] = (1.0,)) -> ReportData:
+def load_report_data(store_path: str | Path, ks: Iterable[int] = (1,), alphas: Iterable[float] = (1.0,),
+                     baseline: Baseline | None = None) -> ReportData:
+    """The report's data from a store; ``baseline`` (e.g. :func:`multikernelbench.baselines.load_baseline`)
+    gives the SOL score and the roofline scatter their eager reference point."""
     path = Path(store_path)
     if not path.exists():
         raise FileNotFoundError(f"results store {path} does not exist (run `mkb demo` or `mkb eval` first)")
     with ResultStore(path) as store:
-        return build_report_data(list(store.labelled()), ks, alphas, source=str(path))
+        return build_report_data(list(store.labelled()), ks, alphas, source=str(path), baseline=baseline)

@@ -37,6 +37,9 @@ def _header_lines(data: ReportData) -> list[str]:
     lines = [f"Results store: `{data.source}`" if data.source else "",
              f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; k = {', '.join(map(str, data.ks))}; "
              f"α = {', '.join(f'{a:g}' for a in data.alphas)}."]
+    if data.baseline is not None:
+        lines.append(f"Eager baseline (SOL score, roofline scatter): `{data.baseline.source}`, measured on "
+                     f"{data.baseline.label}, {len(data.baseline.rows)} task rows.")
     return [x for x in lines if x]
 
 

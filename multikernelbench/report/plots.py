@@ -96,11 +96,48 @@ def speedup_cdf(data: ReportData) -> bytes:
     return _png(fig)
 
 
+def roofline_scatter(data: ReportData) -> bytes:
+    """Per task: x = the eager baseline's roofline fraction, y = the best correct candidate's, log-log, one
+    series per model and platform; above the diagonal the candidate beat eager, y = 1 is the bound."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.2, 5.6))
+    xs_all, ys_all = [], []
+    for g in data.groups:
+        pts = g.baseline.points
+        if not pts:
+            continue
+        xs, ys = [p.baseline_fraction for p in pts], [p.best_fraction for p in pts]
+        ax.scatter(xs, ys, s=18, alpha=0.75, label=f"{g.name} on {g.baseline.hardware_text} (n={len(pts)})")
+        xs_all += xs
+        ys_all += ys
+    lo = min(xs_all + ys_all + [0.1]) / 1.5
+    hi = max(xs_all + ys_all + [1.0]) * 1.2
+    ax.plot([lo, hi], [lo, hi], color="grey", linestyle="--", linewidth=1, label="same as eager")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ref = data.baseline.label if data.baseline is not None else "no baseline"
+    ax.set_xlabel(f"eager baseline roofline fraction ({ref})")
+    ax.set_ylabel("best correct candidate's roofline fraction")
+    ax.set_title("Candidates vs the eager baseline on the roofline")
+    if xs_all:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no task with both a usable baseline and a correct\nsample with a roofline fraction",
+                transform=ax.transAxes, ha="center")
+    fig.tight_layout()
+    return _png(fig)
+
+
 #: (file stem, caption, builder); the order of the figures in the report.
 FIGURES = (
     ("pass_rate_by_category", "Pass@1 per category, per platform", pass_rate_by_category),
     ("speedup_cdf", "Distribution of speedups of correct samples", speedup_cdf),
     ("roofline_by_category", "Median roofline fraction of correct samples per category", roofline_by_category),
+    ("roofline_scatter", "Roofline fraction per task: best correct candidate vs the eager baseline",
+     roofline_scatter),
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from multikernelbench.baselines import Match
 from multikernelbench.report.data import OUTCOMES, ReportData
 from multikernelbench.scoring import compilation_key, fast_key, pass_key, speedup_key
 
@@ -136,5 +137,44 @@ def summary_table(data: ReportData) -> Table:
                       "median roofline fraction are over correct samples (n/a when there are none).")
 
 
+def sol_table(data: ReportData) -> Table:
+    """Mean SOL score (all tasks, then per category) per model and platform."""
+    cats = data.categories
+    rows = []
+    for g in data.groups:
+        s = g.scores or {}
+        per = s.get("per_category", {})
+        rows.append([g.name, fraction_text(s.get("sol_mean")), str(s.get("sol_num_tasks", 0))]
+                    + [fraction_text(per[c].get("sol_mean")) if c in per else NA for c in cats])
+    where = data.baseline.label if data.baseline is not None else "no baseline"
+    return Table("sol", "Speed-of-light score per category", ["Model / platform", "all", "SOL tasks"] + cats,
+                 rows, note=f"Mean over tasks of each task's mean sample score: 0 wrong, 0.5 at the eager baseline "
+                            f"({where}), 1.0 at the roofline bound, log scale between (metric card: "
+                            "metrics/mkb_speedup). n/a: no task with a usable baseline.")
+
+
+def baseline_table(data: ReportData) -> Table:
+    """Which hardware each figure comes from, and how the baseline covers each group's tasks."""
+    ref = data.baseline.label if data.baseline is not None else NA
+    columns = ["Model / platform", "results hardware", "baseline hardware", "tasks", "baseline ok", "stale",
+               "missing", "not timed", "SOL tasks", "eager ≥ bound", "faster than bound"]
+    rows = []
+    for g in data.groups:
+        m, s = g.baseline.matches, g.scores or {}
+        rows.append([g.name, g.baseline.hardware_text, ref, str(len(g.group.tasks))]
+                    + [str(m.get(x, 0)) for x in (Match.OK, Match.STALE, Match.MISSING, Match.FAILED)]
+                    + [str(s.get("sol_num_tasks", 0)), str(s.get("sol_tasks_degenerate", 0)),
+                       str(s.get("sol_samples_above_bound", 0))])
+    source = data.baseline.source if data.baseline is not None else ""
+    return Table("baseline", "Hardware and baseline", columns, rows,
+                 note=f"Baseline file: {source}. A row counts only for the task content it measured (stale: the "
+                      "task changed since); 'eager ≥ bound': tasks left out of SOL because the eager reference "
+                      "already reaches the roofline; 'faster than bound': correct samples clamped to SOL 1.0 "
+                      "(a cost-model error or a cheat to check).")
+
+
 def all_tables(data: ReportData) -> list[Table]:
-    return [main_table(data), category_table(data), summary_table(data), failure_table(data)]
+    tables = [main_table(data), category_table(data), summary_table(data)]
+    if data.baseline is not None:
+        tables += [sol_table(data), baseline_table(data)]
+    return tables + [failure_table(data)]
