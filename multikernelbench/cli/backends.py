@@ -1,11 +1,15 @@
-"""``mkb backends``: which platforms this machine can evaluate, and why not the others."""
+"""``mkb backends``: which platforms this machine can evaluate, how they run here, and why not the others.
+
+Why a "runs as" column: triton and pallas are usable on a machine without a GPU, but only through their
+interpreters (correct or not, never timed); "yes" alone would promise GPU kernels that are not there.
+"""
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 
-from multikernelbench.backends import available_backends
+from multikernelbench.backends import backend_names, get_backend
+from multikernelbench.cli._common import console
 
 
 def add_parser(sub) -> None:
@@ -13,12 +17,27 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def describe(name: str) -> tuple[str, str]:
+    """(how candidates run here, or "" when they cannot; why not) for one backend."""
+    try:
+        backend = get_backend(name)
+        avail = backend.availability()
+    except Exception as exc:  # an import failure is itself the reason
+        return "", f"cannot load backend: {exc!r}"
+    if not avail.ok:
+        return "", avail.reason
+    if getattr(backend, "interpret", False):
+        return "interpreter", "on the CPU: checks correctness only, no timing (no usable GPU here)"
+    device = backend.device_type
+    return ("native" if device == "cpu" else f"native ({device})"), ""
+
+
 def run(args) -> int:
     table = Table(title="backends")
-    table.add_column("backend")
-    table.add_column("available")
-    table.add_column("reason")
-    for name, reason in available_backends().items():
-        table.add_row(name, "[green]yes[/green]" if not reason else "[red]no[/red]", reason)
-    Console().print(table)
+    for col in ("backend", "available", "runs as", "reason"):
+        table.add_column(col)
+    for name in backend_names():
+        runs_as, reason = describe(name)
+        table.add_row(name, "[green]yes[/green]" if runs_as else "[red]no[/red]", runs_as, reason)
+    console().print(table)
     return 0

@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
+from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
-from multikernelbench.engine.runner import CodeExecutionNotAllowed, Runner
+from multikernelbench.engine.runner import CodeExecutionNotAllowed, Runner, check_opt_in
 from multikernelbench.store import ResultStore
 from multikernelbench.tasks import load_suite
 
@@ -25,42 +26,94 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def collect_candidates(args, known: set[str]) -> list:
+def _solution_candidates(folder: Path, suite_ids: set[str], selected: set[str], model: str,
+                         skipped: list[str]) -> list:
+    """A folder's candidates for the selected tasks; a file naming no task of the suite (a typo'd file name or
+    ``# task:`` header) is described in ``skipped`` with the closest task ids, never dropped silently."""
+    out = []
+    for cand in discover_solutions(folder, None, model=model):
+        if cand.task_id not in suite_ids:
+            skipped.append(f"{folder / cand.label}: no task {cand.task_id!r}{did_you_mean(cand.task_id, suite_ids)}")
+        elif cand.task_id in selected:
+            out.append(cand)
+    return out
+
+
+def _generation_candidates(path: Path, suite_ids: set[str], selected: set[str], backend: str,
+                           skipped: list[str]) -> list:
+    from multikernelbench.sampling.evaluate import to_candidate
+    from multikernelbench.sampling.store import iter_generations
+
+    bad_lines: list[str] = []
+    out, failed, other_backend = [], 0, 0
+    for rec in iter_generations(path, skipped=bad_lines):
+        # Failed requests are the sampler's problem (retried by `mkb generate`), not samples; a response with no
+        # extractable code is a sample that failed to build, and counts as such.
+        if rec.task_id not in suite_ids:
+            skipped.append(f"{path}: {rec.generation_id}: no task {rec.task_id!r}"
+                           f"{did_you_mean(rec.task_id, suite_ids)}")
+        elif rec.error:
+            failed += 1
+        elif rec.backend != backend:
+            other_backend += 1
+        elif rec.task_id in selected:
+            out.append(to_candidate(rec))
+    skipped += [f"{path}: {line}" for line in bad_lines]
+    if failed:
+        skipped.append(f"{path}: {failed} failed request(s) (no answer; `mkb generate` retries them)")
+    if other_backend:
+        _note(f"{path}: {other_backend} record(s) for other backends than {backend} left out")
+    return out
+
+
+def _note(text: str) -> None:
+    print(f"mkb eval: {text}", file=sys.stderr)
+
+
+def collect_candidates(args, selected: set[str], suite_ids: set[str] | None = None) -> list:
+    """Candidates from every --solutions folder and --generations file; what was passed over is reported on
+    stderr as ``skipped N ...`` with one line per file or line and why."""
+    suite_ids = suite_ids if suite_ids is not None else selected
+    skipped: list[str] = []
     candidates = []
     for folder in args.solutions:
-        candidates += discover_solutions(folder, known, model=args.model)
-    if args.generations:
-        from multikernelbench.sampling.evaluate import to_candidate
-        from multikernelbench.sampling.store import iter_generations
-
-        for path in args.generations:
-            for rec in iter_generations(path):
-                # Failed requests are the sampler's problem (retried by `mkb generate`), not samples; a response
-                # with no extractable code is a sample that failed to build, and counts as such.
-                if rec.error or rec.task_id not in known or rec.backend != args.backend:
-                    continue
-                candidates.append(to_candidate(rec))
+        candidates += _solution_candidates(folder, suite_ids, selected, args.model, skipped)
+    for path in args.generations:
+        candidates += _generation_candidates(path, suite_ids, selected, args.backend, skipped)
+    if skipped:
+        _note(f"skipped {len(skipped)}:" + "".join(f"\n  {line}" for line in skipped))
     return candidates
 
 
-def run(args) -> int:
+def check_arguments(args) -> list:
+    """Every argument checked before anything is written (a wrong one raises UsageError); the selected tasks."""
     if not args.solutions and not args.generations:
-        print("mkb eval: give --solutions DIR and/or --generations FILE", file=sys.stderr)
-        return 2
-    tasks = load_suite(categories=args.category, ids=args.task_ids)
-    candidates = collect_candidates(args, {t.id for t in tasks})
-    if not candidates:
-        print("mkb eval: no candidates found for the selected tasks", file=sys.stderr)
-        return 1
+        raise UsageError("give --solutions DIR and/or --generations FILE")
+    check_backend(args.backend)
+    for folder in args.solutions:
+        check_dir(folder, "solutions folder")
+    for path in args.generations:
+        check_file(path, "generations file")
+    return select_tasks(args.category, args.task_ids)
+
+
+def run(args) -> int:
+    tasks = check_arguments(args)
+    config = engine_config(args, args.allow_code_execution)
     try:
-        with ResultStore(args.db) as store:
-            runner = Runner(engine_config(args, args.allow_code_execution), store,
-                            on_result=json_printer if args.json else None,
-                            progress=not args.no_progress)
-            results = runner.evaluate(tasks, candidates)
+        check_opt_in(config)  # before the results store exists: a refused run leaves no file behind
     except CodeExecutionNotAllowed as exc:
         print(f"mkb eval: {exc}", file=sys.stderr)
         return 3
+    suite_ids = {t.id for t in load_suite()} if (args.category or args.task_ids) else {t.id for t in tasks}
+    candidates = collect_candidates(args, {t.id for t in tasks}, suite_ids)
+    if not candidates:
+        print("mkb eval: no candidates found for the selected tasks", file=sys.stderr)
+        return 1
+    with ResultStore(args.db) as store:
+        runner = Runner(config, store, on_result=json_printer if args.json else None,
+                        progress=not args.no_progress)
+        results = runner.evaluate(tasks, candidates)
     if not args.json:
         print_table(list(zip(results, candidates)), f"{len(results)} results on {args.backend} -> {args.db}")
     return 0

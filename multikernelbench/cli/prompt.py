@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from multikernelbench.cli._usage import select_tasks
 from multikernelbench.prompts import build_prompt, contract_backends, strategy_names
-from multikernelbench.tasks import load_suite
 
 
 def add_parser(sub) -> None:
@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    (task,) = load_suite(ids=[args.task])
+    (task,) = select_tasks(ids=[args.task])
     prompt = build_prompt(task, args.backend, args.strategy)
     if args.json:
         print(json.dumps({"task_id": prompt.task_id, "backend": prompt.backend, "strategy": prompt.strategy,

@@ -1,13 +1,20 @@
-"""``mkb tasks``: list the suite (a table, or one JSON object per line)."""
+"""``mkb tasks``: list the suite (a table on a terminal, tab-separated lines in a pipe, or JSON lines).
+
+Why plain lines in a pipe: a rich table squeezes and folds its cells to a width, so ``mkb tasks | grep`` could
+not find an id that had been cut in two; a pipe gets one task per line, whole.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 
 from rich.console import Console
 from rich.table import Table
 
-from multikernelbench.tasks import load_suite
+from multikernelbench.cli._usage import select_tasks
+
+COLUMNS = ("id", "category", "dtype", "bench shape", "GFLOP", "GB", "description")
 
 
 def add_parser(sub) -> None:
@@ -19,7 +26,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    tasks = load_suite(categories=args.category)
+    tasks = select_tasks(args.category)
     if args.json:
         for t in tasks:
             row = t.to_row()
@@ -27,11 +34,17 @@ def run(args) -> int:
                 row.pop("source")
             print(json.dumps(row, sort_keys=True))
         return 0
+    rows = [(t.id, t.category, t.dtype, json.dumps(t.bench_shape), f"{t.flops / 1e9:.2f}", f"{t.bytes / 1e9:.2f}",
+             " ".join(t.description.split())) for t in tasks]
+    if not sys.stdout.isatty():
+        print("\t".join(COLUMNS))
+        for row in rows:
+            print("\t".join(row))
+        return 0
     table = Table(title=f"{len(tasks)} tasks")
-    for col in ("id", "category", "dtype", "bench shape", "GFLOP", "GB", "description"):
-        table.add_column(col)
-    for t in tasks:
-        table.add_row(t.id, t.category, t.dtype, json.dumps(t.bench_shape), f"{t.flops / 1e9:.2f}",
-                      f"{t.bytes / 1e9:.2f}", t.description)
+    for col in COLUMNS:
+        table.add_column(col, no_wrap=col == "id")
+    for row in rows:
+        table.add_row(*row)
     Console().print(table)
     return 0
