@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, console as make_console, engine_config, json_printer, print_table
+from multikernelbench.cli._usage import check_backend, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import Status
 from multikernelbench.store import ResultStore
-from multikernelbench.tasks import load_suite
 
 #: The quick set: paths under ``solutions/cpu/`` -> why each one is in it. Chosen so that every outcome shows
 #: at as little cost as possible: 5 real C++ builds of ~16-20 s CPU each (with the precompiled header) and one that
@@ -221,7 +221,8 @@ def run(args) -> int:
         args.run_timeout = QUICK_RUN_TIMEOUT_S if quick else FULL_RUN_TIMEOUT_S
     if args.timing_budget_s is None:
         args.timing_budget_s = QUICK_TIMING_BUDGET_S if quick else FULL_TIMING_BUDGET_S
-    tasks = load_suite(categories=args.category, ids=args.task_ids)
+    check_backend(args.backend)
+    tasks = select_tasks(args.category, args.task_ids)
     root = quick_solutions() if quick else shipped_solutions(args.backend)
     candidates = discover_solutions(root, {t.id for t in tasks})
     if not candidates:
