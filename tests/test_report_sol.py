@@ -133,6 +133,8 @@ def test_tables_name_the_hardware_and_show_sol(files):
     assert hw["m / cuda"] == [GPU, GPU, "6", "3", "1", "1", "1", "2", "1", "1"]
     assert hw["m / cpu"][:2] == ["AMD EPYC 7B13", GPU]
     assert any("stale for 1 task(s)" in n and "activation.tanh" in n for n in data.notes())
+    assert any(n.startswith("m / cpu: no measured peak table for AMD EPYC 7B13") for n in data.notes())
+    assert not any(n.startswith("m / cuda: no measured peak table") for n in data.notes())
 
 
 def test_cli_report_with_baseline_writes_sol_and_scatter(files, tmp_path, capsys):

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from multikernelbench.baselines import Baseline
 from multikernelbench.records import EvalResult, FailureKind, Status
 from multikernelbench.report.baseline_view import BaselineView, baseline_for, baseline_view
+from multikernelbench.roofline import load_peaks
 from multikernelbench.scoring import Group, category_of, compute_scores, group_results
 from multikernelbench.store import ResultStore, StoredResult
 
@@ -100,6 +101,10 @@ class ReportData:
                 shown = ", ".join(g.baseline.stale[:10]) + (" ..." if len(g.baseline.stale) > 10 else "")
                 out.append(f"{g.name}: the baseline is stale for {len(g.baseline.stale)} task(s) (its row measured "
                            f"other task content; no SOL for them): {shown}.")
+            unpeaked = sorted(h for h in g.baseline.results_hardware if h and load_peaks(h) is None)
+            if ref and unpeaked:
+                out.append(f"{g.name}: no measured peak table for {', '.join(unpeaked)} (multikernelbench/hardware/), "
+                           "so its results have no roofline fraction and no SOL score.")
             other = sorted(h for h in g.baseline.results_hardware if h and ref and h not in self.baseline.hardware)
             if other and g.baseline.points:
                 out.append(f"{g.name}: results measured on {', '.join(other)}, baseline on {ref}: SOL and the "
