@@ -12,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from multikernelbench.cli._vllm_options import add_vllm_arguments, vllm_config_from_args
 from multikernelbench.cli._usage import UsageError, select_tasks
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
@@ -52,7 +53,7 @@ def add_parser(sub) -> None:
     p.add_argument("--device", default="auto", help="torch device for --hf (default: cuda when present, else cpu)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars or lines on stderr")
     p.add_argument("--batch-size", type=int, default=4, help="prompts per batch (--hf)")
-    p.add_argument("--tensor-parallel-size", type=int, default=1, help="GPUs for --vllm")
+    add_vllm_arguments(p)
     p.add_argument("--turns", type=int, default=1, help="refinement: answer + up to N-1 feedback rounds")
     p.add_argument("--stop-on-correct", action="store_true", help="refinement: stop a sample once correct")
     p.add_argument("--db", default="results.sqlite", help="results store for refinement evaluations")
@@ -75,7 +76,7 @@ def _json_object(text: str) -> dict:
 
 def make_sampler(args):
     if args.vllm:
-        return get_sampler("vllm", model=args.model, tensor_parallel_size=args.tensor_parallel_size)
+        return get_sampler("vllm", config=vllm_config_from_args(args))
     if args.hf == "tiny":
         from multikernelbench.sampling.tiny_model import build_tiny_model
 
