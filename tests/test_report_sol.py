@@ -73,9 +73,14 @@ def files(tmp_path):
             for i, (ok, f) in enumerate(samples):
                 store.put(_result(tid, "m", i, ok, f), Label(model="m", sample_index=i))
         # the same model on a CPU host without a peak table: correct results have no roofline fraction
-        for i, ok in enumerate((True, False)):
-            r = _result("activation.relu", "m", i, ok, None, hardware="AMD EPYC 7B13", backend="cpu")
-            store.put(r, Label(model="m", sample_index=i))
+        for tid, oks in (("activation.relu", (True, False)), ("reduce.max_dim", (False, False))):
+            for i, ok in enumerate(oks):
+                r = _result(tid, "m", i, ok, None, hardware="AMD EPYC 7B13", backend="cpu")
+                store.put(r, Label(model="m", sample_index=i))
+        # another model timed on another shape than the baseline row: that row says nothing about it
+        other = _result("activation.relu", "m2", 0, True, 0.5)
+        other.timing_shape = {"batch": 2, "dim": 64}
+        store.put(other, Label(model="m2", sample_index=0))
     return baseline, db
 
 
@@ -117,8 +122,11 @@ def test_sol_scores_and_coverage(files):
     assert view.stale == ["activation.tanh"]
     assert sorted((p.task_id, p.baseline_fraction, p.best_fraction) for p in view.points) == [
         ("activation.relu", 0.25, 0.5), ("reduce.max_dim", 0.1, 1.2), ("reduce.sum_dim", 1.05, 0.9)]
-    # a host without a peak table gets no SOL at all (not a 0 from its wrong samples)
+    # a host without a peak table gets no SOL at all (not a 0 from the task where every sample was wrong)
     assert cpu.scores["sol_mean"] is None and cpu.scores["sol_num_tasks"] == 0 and not cpu.baseline.points
+    assert cpu.scores["sol_tasks_no_baseline"] == 2
+    shape = data.find("m2", "cuda").scores
+    assert shape["sol_mean"] is None and shape["sol_tasks_no_baseline"] == 1
 
 
 def test_tables_name_the_hardware_and_show_sol(files):
