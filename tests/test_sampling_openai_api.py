@@ -114,3 +114,14 @@ def test_hf_sampling_takes_a_device(tmp_path, capsys):
     wrong = [a if a != "cpu" else "no-such-device" for a in argv] + ["--samples", "2"]
     assert main(wrong) == 2
     assert "no-such-device" in capsys.readouterr().err
+
+
+def test_openai_without_a_key_is_a_usage_error_before_any_request(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    out = tmp_path / "g.jsonl"
+    cmd = [sys.executable, "-m", "multikernelbench.cli.main", "generate", "--model", "gpt-5-mini", "--task",
+           "activation.relu", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "OPENAI_API_KEY" in proc.stderr and "--api-base" in proc.stderr
+    assert not out.exists()

@@ -42,6 +42,10 @@ class MalformedResponse(ValueError):
     """The server answered 200 but not with a chat completion we can read."""
 
 
+class MissingAPIKey(RuntimeError):
+    """OpenAI's own API was chosen (no other URL given) and no key is set: every request would be a 401."""
+
+
 @dataclass
 class OpenAIConfig:
     model: str
@@ -110,6 +114,10 @@ class OpenAISampler(Sampler):
     def __init__(self, config: OpenAIConfig | None = None, **kwargs: Any) -> None:
         self.config = config or OpenAIConfig(**kwargs)
         self.api_base = resolve_api_base(self.config.api_base)
+        if self.api_base == OPENAI_API_BASE and not os.environ.get(self.config.api_key_env):
+            raise MissingAPIKey(f"no API key for {OPENAI_API_BASE}: set {self.config.api_key_env}, or name the "
+                                f"server with --api-base URL or $OPENAI_BASE_URL (e.g. `vllm serve`'s "
+                                f"http://localhost:8000/v1)")
         # "auto" starts with the parameter every server knows and switches once a server asks for the other.
         self.token_param = ("max_tokens" if self.config.token_limit_param == "auto"
                             else self.config.token_limit_param)
