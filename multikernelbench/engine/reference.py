@@ -36,6 +36,7 @@ class SeedSource:
         self._counter = 0
         self._lock = threading.Lock()
         self._tasks: dict[str, TaskSeeds] = {}
+        self._fresh_shapes: dict[tuple[str, int], list[tuple[dict[str, Any], int]] | None] = {}
 
     def next(self, *context: Any) -> int:
         if self.seed is None:
@@ -61,6 +62,21 @@ class SeedSource:
                           for i, shape in enumerate(task.test_shapes) for k in range(task.seeds_per_shape)]
                 self._tasks[task.id] = TaskSeeds(self.derived("weights", task.id), trials)
             return self._tasks[task.id]
+
+    def fresh_shape_trials(self, task: Task, count: int) -> list[tuple[dict[str, Any], int]] | None:
+        """``count`` shapes drawn now from the task's ``SHAPE_RANGES`` (tasks/ranges.py), each with a trial seed;
+        drawn once per run and task, so every candidate of the task meets the same ones and the reference runs
+        once per shape. None when the task declares no ranges."""
+        from multikernelbench.tasks.ranges import draw_shapes, task_ranges
+
+        with self._lock:
+            key = (task.id, count)
+            if key not in self._fresh_shapes:
+                ranges = task_ranges(task)
+                self._fresh_shapes[key] = None if ranges is None else [
+                    (shape, self.derived("fresh-shape-trial", task.id, i)) for i, shape in
+                    enumerate(draw_shapes(ranges, task.test_shapes, count, self.derived("fresh-shapes", task.id)))]
+            return self._fresh_shapes[key]
 
 
 @dataclass(frozen=True)

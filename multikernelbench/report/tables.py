@@ -173,8 +173,33 @@ def baseline_table(data: ReportData) -> Table:
                       "(a cost-model error or a cheat to check).")
 
 
+def task_set_table(data: ReportData) -> Table | None:
+    """Suite vs held-out (generated) tasks per model and platform; None when no held-out task was evaluated."""
+    from multikernelbench.report.task_sets import SETS, set_scores
+
+    scores = set_scores(data)
+    if scores is None:
+        return None
+    alpha = f"{data.alphas[0] if data.alphas else 1.0:g}".translate(_SUBSCRIPT)
+    rows = []
+    for name, per in scores.items():
+        suite, held = (per[s] for s in SETS)
+        gap = (NA if suite.pass_at_1 is None or held.pass_at_1 is None
+               else f"{100 * (suite.pass_at_1 - held.pass_at_1):+.1f}")
+        rows.append([name, str(suite.tasks), pct(suite.pass_at_1), pct(suite.fast), str(held.tasks),
+                     pct(held.pass_at_1), pct(held.fast), gap])
+    return Table("task_sets", "Suite vs held-out tasks",
+                 ["Model / platform", "suite tasks", "suite Pass@1", f"suite fast{alpha}", "held-out tasks",
+                  "held-out Pass@1", f"held-out fast{alpha}", "Pass@1 gap (pp)"], rows,
+                 note="Held-out tasks are generated from a seed (`mkb tasks generate`) and cannot have been "
+                      "seen in training; a large positive gap suggests the suite leaked into the model.")
+
+
 def all_tables(data: ReportData) -> list[Table]:
     tables = [main_table(data), category_table(data), summary_table(data)]
+    split = task_set_table(data)
+    if split is not None:
+        tables.append(split)
     if data.baseline is not None:
         tables += [sol_table(data), baseline_table(data)]
     return tables + [failure_table(data)]

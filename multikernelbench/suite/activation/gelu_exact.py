@@ -13,6 +13,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 4096, "dim": 131072}
 CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 24), "dim": (1, 5000)}
 # FLOP convention for activations: every arithmetic op, comparison/select (max, min, where) and
 # transcendental (exp, log1p, tanh, erf, sqrt) counts as 1 flop per element.
 FLOPS_PER_ELEMENT = 5  # x/sqrt(2), erf, +1, *x, *0.5

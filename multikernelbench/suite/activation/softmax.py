@@ -13,6 +13,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 32768, "dim": 16384}
 CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 24), "dim": (2, 5000)}
 # Outputs are probabilities of order 1/dim, far below the default bf16 atol (0.02, which would accept an all-zero
 # answer); a tighter atol with the usual bf16 rtol still covers one or two bf16 roundings.
 TOLERANCE = {"bfloat16": (1e-5, 2e-2)}  # outputs are ~1/dim: atol must sit well below them

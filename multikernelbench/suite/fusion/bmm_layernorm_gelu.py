@@ -16,6 +16,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 128, "m": 1024, "k": 2048, "n": 2048}
 CPU_BENCH_SHAPE = {"batch": 2, "m": 256, "k": 256, "n": 512}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 6), "m": (1, 80), "k": (1, 300), "n": (2, 160)}
 # The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
 # algorithms and accumulation orders, so fp32 is widened to 1e-3.
 # bf16: the normalization/reduction amplifies one-ulp differences of the bf16 intermediate, so 0.03.

@@ -17,6 +17,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 512, "in_channels": 256, "out_channels": 512, "height": 32, "width": 32}
 CPU_BENCH_SHAPE = {"batch": 1, "in_channels": 32, "out_channels": 64, "height": 64, "width": 64}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 4), "in_channels": (1, 20), "out_channels": (1, 40), "height": (1, 40), "width": (1, 40)}
 # The convolution sums hundreds of products before the epilogue; fp32 rounding differs between
 # algorithms and accumulation orders, so fp32 is widened to 1e-3.
 TOLERANCE = {"float32": (0.001, 0.001)}

@@ -9,6 +9,8 @@ DTYPES = ("float32", "bfloat16")
 TEST_SHAPES = [{"n": 37}, {"n": 128}, {"n": 257}]
 BENCH_SHAPE = {"n": 8192}
 CPU_BENCH_SHAPE = {"n": 512}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"n": (1, 300)}
 # fp32 sums of n products: rounding grows with the reduction length.
 TOLERANCE = {"float32": (1e-3, 1e-3)}
 

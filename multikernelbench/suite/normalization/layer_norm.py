@@ -13,6 +13,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 32768, "dim": 16384}
 CPU_BENCH_SHAPE = {"batch": 1024, "dim": 4096}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 24), "dim": (2, 5000)}
 
 
 class Model(nn.Module):

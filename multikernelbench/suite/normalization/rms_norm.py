@@ -14,6 +14,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 32, "seq": 4096, "hidden": 4096}
 CPU_BENCH_SHAPE = {"batch": 4, "seq": 256, "hidden": 4096}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 4), "seq": (1, 24), "hidden": (1, 5000)}
 
 
 class Model(nn.Module):

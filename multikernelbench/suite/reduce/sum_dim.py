@@ -12,6 +12,8 @@ TEST_SHAPES = [
 ]
 BENCH_SHAPE = {"batch": 128, "reduce": 4096, "inner": 2048}
 CPU_BENCH_SHAPE = {"batch": 16, "reduce": 512, "inner": 512}
+# Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
+SHAPE_RANGES = {"batch": (1, 8), "reduce": (1, 1500), "inner": (1, 128)}
 # Sums of up to a few thousand terms of magnitude ~1: fp32 rounding grows with sqrt(n).
 TOLERANCE = {"float32": (1e-3, 1e-4)}
 
