@@ -96,6 +96,20 @@ def test_baseline_reader_matches_by_task_hash(files):
     assert baseline.rows["activation.relu"].bound_ms == pytest.approx(0.25)
 
 
+def test_missing_fraction_comes_from_costs_and_the_peak_table():
+    """A row without its fractions (older format) gets them from flops/bytes and the device's measured peaks:
+    4215.28 GB/s copy bandwidth on the H200, so 4215.28e6 bytes take 1 ms."""
+    peaks = json.loads((REPO / "multikernelbench" / "hardware" / "nvidia_h200.json").read_text())
+    nbytes = int(peaks["copy_bandwidth_gbps"] * 1e6)
+    row = _row("a.x", "h", None, eager_ms=4.0, bytes=nbytes, compiled={"median_ms": 2.0})
+    del row["eager_roofline_fraction"]
+    got = parse_baseline([json.dumps(row)]).rows["a.x"]
+    assert got.eager_fraction == pytest.approx(0.25, rel=1e-6)
+    assert got.compiled_fraction == pytest.approx(0.5, rel=1e-6)
+    unknown = parse_baseline([json.dumps({**row, "hardware": "Some GPU"})]).rows["a.x"]
+    assert unknown.eager_fraction is None  # no peak table: no fraction, rather than a guess
+
+
 def test_later_line_replaces_earlier_and_bad_lines_are_errors():
     b = parse_baseline([json.dumps(_row("a.x", "h1", 0.2)), "", json.dumps(_row("a.x", "h2", 0.4))])
     assert b.rows["a.x"].task_hash == "h2" and b.rows["a.x"].eager_fraction == 0.4

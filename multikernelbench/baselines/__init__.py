@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from multikernelbench.roofline import roofline_fraction
+
 #: The reference GPU's baseline shipped with the package.
 DEFAULT_BASELINE = Path(__file__).with_name("cuda_h200.jsonl")
 
@@ -58,11 +60,21 @@ class BaselineRow:
     def from_json(cls, d: dict[str, Any]) -> "BaselineRow":
         if not isinstance(d.get("task_id"), str) or not d["task_id"]:
             raise ValueError(f"baseline row without a task_id: {str(d)[:200]}")
-        return cls(task_id=d["task_id"], task_hash=str(d.get("task_hash", "")), hardware=str(d.get("hardware", "")),
-                   backend=str(d.get("backend", "")), dtype=str(d.get("dtype", "")),
-                   eager_ms=_median(d.get("eager")), compiled_ms=_median(d.get("compiled")),
-                   eager_fraction=_positive(d.get("eager_roofline_fraction")),
-                   compiled_fraction=_positive(d.get("compiled_roofline_fraction")),
+        hardware, dtype = str(d.get("hardware", "")), str(d.get("dtype", ""))
+        eager_ms, compiled_ms = _median(d.get("eager")), _median(d.get("compiled"))
+
+        def fraction(key: str, ms: float | None) -> float | None:
+            """The row's own fraction, else one from its costs and the device's committed peak table."""
+            value = _positive(d.get(key))
+            flops, nbytes = d.get("flops"), d.get("bytes")
+            if value is None and ms is not None and isinstance(flops, int) and isinstance(nbytes, int) and hardware:
+                value = _positive(roofline_fraction(hardware, dtype, flops, nbytes, ms))
+            return value
+
+        return cls(task_id=d["task_id"], task_hash=str(d.get("task_hash", "")), hardware=hardware,
+                   backend=str(d.get("backend", "")), dtype=dtype, eager_ms=eager_ms, compiled_ms=compiled_ms,
+                   eager_fraction=fraction("eager_roofline_fraction", eager_ms),
+                   compiled_fraction=fraction("compiled_roofline_fraction", compiled_ms),
                    error=str(d.get("error") or ""), raw=d)
 
 
