@@ -1,9 +1,14 @@
-"""Build the task suite into a Hugging Face-style dataset folder: ``data/<category>.parquet`` + ``README.md``.
+"""Build the task suite into a Hugging Face-style dataset folder: ``data/<config>-<hash>.parquet`` + ``README.md``.
 
-The folder is what ``datasets.load_dataset(<folder>)`` reads offline and what ``mkb dataset push`` uploads, so
-the same bytes serve local users and the Hub. Rows are exactly :meth:`Task.to_row` (one schema for every
-row, shapes as JSON strings), so :func:`multikernelbench.tasks.load_from_dataset` gives back records equal to
-the ones loaded from the source files.
+The folder is what ``datasets.load_dataset(<folder>)`` reads offline, what ``mkb dataset push`` uploads and
+what the installed package copies into the ``datasets`` cache (:mod:`multikernelbench.hfcache`), so the same
+bytes serve local users and the Hub. Rows are typed (:mod:`multikernelbench.tasks.rows`: shapes as lists of
+``{name, size}``, ``category``/``dtype`` as ``ClassLabel``), and
+:func:`multikernelbench.tasks.load_from_dataset` gives back records equal to the ones loaded from the sources.
+
+Configs: one per category plus ``all`` (the default, every suite task). ``extra_configs`` adds named task sets
+that are not part of ``all`` (e.g. a held-out set); they share the features, so their categories join the
+``ClassLabel`` names.
 
 Determinism matters because the version is derived from content, and a rebuild of an unchanged suite must
 not produce a diff: rows are sorted by id, the Arrow schema is fixed, the parquet writer options are pinned
@@ -13,37 +18,23 @@ and nothing time- or path-dependent is written. (Parquet bytes are identical for
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 # The layout constants and the schema live in schema.py (shared with the card); re-exported here.
 from multikernelbench.dataset_builder.schema import (ALL_CONFIG, DATA_DIR, DATASET_NAME,  # noqa: F401
-                                                     PARQUET_OPTIONS, SPLIT, arrow_schema)
+                                                     PARQUET_OPTIONS, SPLIT, arrow_schema, category_names,
+                                                     config_tasks, dataset_version, rows_table)
 from multikernelbench.tasks.record import Task
 
 
-def dataset_version(tasks: Iterable[Task]) -> str:
-    """Short hash over every task's content hash: changes iff some task's source or metadata changes."""
-    lines = sorted(f"{t.id} {t.content_hash}" for t in tasks)
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
-
-
-def rows_table(tasks: list[Task]):
-    import pyarrow as pa
-
-    schema = arrow_schema()
-    rows = [t.to_row() for t in sorted(tasks, key=lambda t: t.id)]
-    return pa.Table.from_pylist(rows, schema=schema)
-
-
-def write_parquet(tasks: list[Task], path: Path) -> None:
+def write_parquet(tasks: list[Task], path: Path, categories: Sequence[str] | None = None) -> None:
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(rows_table(tasks), str(path), **PARQUET_OPTIONS)
+    pq.write_table(rows_table(tasks, categories), str(path), **PARQUET_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -65,23 +56,21 @@ def category_counts(tasks: Iterable[Task]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def data_files(tasks: Iterable[Task]) -> dict[str, str]:
-    """category -> ``data/<category>-<hash8>.parquet``, the hash over that category's tasks.
+def data_files(tasks: Iterable[Task], extra_configs: Mapping[str, list[Task]] | None = None) -> dict[str, str]:
+    """config -> ``data/<config>-<hash8>.parquet``, the hash over that config's tasks.
 
     Why the hash is in the name: ``datasets`` keys its cache for a local folder with YAML ``configs`` on the
     file *patterns*, not on the files' contents or times (huggingface/datasets#2956), so a folder rebuilt in
     place (the package copy) would keep serving the old rows. A changed category gets a new file name,
     which changes the patterns and hence the cache key; unchanged categories keep their names (no churn).
     """
-    by_cat: dict[str, list[Task]] = {}
-    for t in tasks:
-        by_cat.setdefault(t.category, []).append(t)
-    return {cat: f"{DATA_DIR}/{cat}-{dataset_version(by_cat[cat])[:8]}.parquet" for cat in sorted(by_cat)}
+    return {name: f"{DATA_DIR}/{name}-{dataset_version(sub)[:8]}.parquet"
+            for name, sub in config_tasks(tasks, extra_configs).items()}
 
 
 def write_dataset(tasks: list[Task], folder: Path, template: str | Path | None = None,
-                  note: str = "") -> BuildResult:
-    """Write ``folder/README.md`` and ``folder/data/<category>.parquet`` (stale parquet files are removed).
+                  note: str = "", extra_configs: Mapping[str, list[Task]] | None = None) -> BuildResult:
+    """Write ``folder/README.md`` and ``folder/data/<config>-<hash>.parquet`` (stale parquet files are removed).
 
     ``note`` is an optional markdown comment placed right after the card's YAML block (the in-package copy
     uses it to say that the folder is also the Python package).
@@ -98,15 +87,17 @@ def write_dataset(tasks: list[Task], folder: Path, template: str | Path | None =
     data.mkdir(parents=True, exist_ok=True)
     counts = category_counts(tasks)
     version = dataset_version(tasks)
-    files = data_files(tasks)
+    groups = config_tasks(tasks, extra_configs)
+    files = data_files(tasks, extra_configs)
+    names = category_names(t for sub in groups.values() for t in sub)
     for old in data.glob("*.parquet"):
         if f"{DATA_DIR}/{old.name}" not in files.values():
             old.unlink()
     written = []
-    for cat, rel in files.items():
-        write_parquet([t for t in tasks if t.category == cat], folder / rel)
+    for name, rel in files.items():
+        write_parquet(groups[name], folder / rel, names)
         written.append(Path(rel))
-    card = render_card(tasks, version, files, template=template, note=note)
+    card = render_card(tasks, version, files, template=template, note=note, extra_configs=extra_configs)
     (folder / "README.md").write_text(card, encoding="utf-8")
     written.append(Path("README.md"))
     return BuildResult(folder=folder, version=version, counts=counts, files=tuple(sorted(written)))
@@ -117,7 +108,8 @@ def versioned_folder_name(version: str) -> str:
 
 
 def build_dataset(out_parent: str | Path, tasks: list[Task] | None = None,
-                  template: str | Path | None = None, replace: bool = True) -> BuildResult:
+                  template: str | Path | None = None, replace: bool = True,
+                  extra_configs: Mapping[str, list[Task]] | None = None) -> BuildResult:
     """Build into ``out_parent/multikernelbench-<version>/`` (the folder name carries the version)."""
     if tasks is None:
         from multikernelbench.tasks import load_suite
@@ -126,11 +118,12 @@ def build_dataset(out_parent: str | Path, tasks: list[Task] | None = None,
     folder = Path(out_parent) / versioned_folder_name(dataset_version(tasks))
     if folder.exists() and replace:
         shutil.rmtree(folder)
-    return write_dataset(tasks, folder, template=template)
+    return write_dataset(tasks, folder, template=template, extra_configs=extra_configs)
 
 
 PACKAGE_NOTE = ("<!-- This folder is both the `multikernelbench` Python package and the built dataset that "
-                "`load_dataset(\"multikernelbench\")` finds from the repository root. Generated by "
+                "`load_dataset(\"multikernelbench\")` finds from the repository root (an installed package copies it into "
+                "the `datasets` cache: multikernelbench/hfcache). Generated by "
                 "`mkb dataset build` from CARD.md: do not edit by hand. -->")
 
 
@@ -170,7 +163,7 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     parquet bytes are not compared because another pyarrow release may encode the same rows differently.
     """
     from multikernelbench.dataset_builder.card import render_card
-    from multikernelbench.tasks.from_dataset import rows_from_folder
+    from multikernelbench.tasks.from_dataset import load_from_dataset
 
     folder = package_folder()
     want = dataset_version(tasks)
@@ -184,9 +177,9 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     if (folder / "README.md").read_text(encoding="utf-8") != card:
         problems.append("README.md differs from the card rendered from CARD.md")
     try:
-        rows = sorted(rows_from_folder(folder), key=lambda r: r["id"])
-    except FileNotFoundError as exc:
+        have_tasks = load_from_dataset(folder, check=False)
+    except (FileNotFoundError, ValueError) as exc:
         return problems + [str(exc)]
-    if rows != [t.to_row() for t in sorted(tasks, key=lambda t: t.id)]:
+    if have_tasks != sorted(tasks, key=lambda t: t.id):
         problems.append("data/*.parquet rows differ from the suite")
     return problems

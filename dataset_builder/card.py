@@ -2,32 +2,37 @@
 
 The prose lives in ``CARD.md`` so it can be edited as markdown; this module only fills ``{{ name }}``
 placeholders with numbers computed from the tasks and prepends the YAML block that ``datasets`` and the Hub
-read (``configs``: one per category plus ``all``, the default). An unknown placeholder is an error rather
+read: ``configs`` (one per category plus ``all``, the default, and any extra configs, each with the row
+format's ``version``) and ``dataset_info`` (per config: the typed features, the split's size). An unknown
+placeholder is an error rather
 than a silent blank, and every ``Task`` field must have a description here so the fields table cannot
 fall behind the record.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from pathlib import Path
+from typing import Mapping
 
 import yaml
 
-from multikernelbench.dataset_builder.schema import ALL_CONFIG, SPLIT, arrow_schema
+from multikernelbench.dataset_builder.schema import (ALL_CONFIG, FORMAT_VERSION, SPLIT, category_names,
+                                                     config_tasks, features_yaml, rows_table, type_names)
 from multikernelbench.tasks.record import Task
 
 FIELD_DOCS = {
     "id": "`<category>.<name>[.bf16]`, unique; also the file stem a solution is saved under",
     "name": "task name (the source file stem)",
-    "category": "one of the categories above (also the config name)",
+    "category": "one of the categories above (also the config name); a `ClassLabel`",
     "description": "one line: what the reference computes",
-    "dtype": "`float32` or `bfloat16`: inputs and parameters are cast to it by the harness",
+    "dtype": "a `ClassLabel` (`float32`, `bfloat16`, ...): inputs and parameters are cast to it by the harness",
     "source": "the task file verbatim: reference `Model`, `get_init_inputs`, `get_inputs`, shapes, cost functions",
-    "test_shapes": "JSON list of dicts of named sizes used for correctness checks",
-    "bench_shape": "JSON dict: the shape timed on a datacenter GPU",
-    "cpu_bench_shape": "JSON dict: the shape timed on a few CPU cores",
+    "test_shapes": "the shapes used for correctness checks; each a list of `{name, size}` (sorted by name)",
+    "bench_shape": "the shape timed on a datacenter GPU, as `{name, size}` pairs",
+    "cpu_bench_shape": "the shape timed on a few CPU cores, as `{name, size}` pairs",
     "atol": "absolute tolerance: `abs(out - ref) <= atol + rtol * abs(ref)` elementwise",
     "rtol": "relative tolerance",
     "flops": "floating-point operations of one forward at `bench_shape` (multiply-add = 2)",
@@ -47,12 +52,24 @@ def default_template() -> Path:
     return Path(__file__).resolve().parent.parent / "CARD.md"
 
 
-def front_matter(tasks: list[Task], version: str, files: dict[str, str]) -> str:
-    """YAML block; ``files`` maps category -> relative parquet path (``all`` lists every file explicitly)."""
-    cats = sorted(files)
-    configs = [{"config_name": ALL_CONFIG, "default": True,
+def front_matter(tasks: list[Task], version: str, files: dict[str, str],
+                 extra_configs: Mapping[str, list[Task]] | None = None) -> str:
+    """YAML block; ``files`` maps config -> relative parquet path (``all`` lists every category's file)."""
+    groups = config_tasks(tasks, extra_configs)
+    cats = sorted({t.category for t in tasks})
+    groups_all = {ALL_CONFIG: list(tasks), **groups}
+    names = category_names(t for sub in groups.values() for t in sub)
+    configs = [{"config_name": ALL_CONFIG, "default": True, "version": FORMAT_VERSION,
                 "data_files": [{"split": SPLIT, "path": [files[c] for c in cats]}]}]
-    configs += [{"config_name": c, "data_files": [{"split": SPLIT, "path": files[c]}]} for c in cats]
+    configs += [{"config_name": c, "version": FORMAT_VERSION, "data_files": [{"split": SPLIT, "path": files[c]}]}
+                for c in groups]
+    feats = features_yaml(names)
+    infos = []
+    for name, sub in groups_all.items():
+        nbytes = rows_table(sub, names).nbytes
+        infos.append({"config_name": name, "features": copy.deepcopy(feats),  # no YAML anchors/aliases
+                      "splits": [{"name": SPLIT, "num_bytes": nbytes, "num_examples": len(sub)}],
+                      "dataset_size": nbytes})
     meta = {
         "pretty_name": "MultiKernelBench",
         "license": "apache-2.0",
@@ -62,6 +79,7 @@ def front_matter(tasks: list[Task], version: str, files: dict[str, str]) -> str:
         "size_categories": ["n<1K" if len(tasks) < 1000 else "1K<n<10K"],
         "version": version,
         "configs": configs,
+        "dataset_info": infos,
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, default_flow_style=False, width=1000) + "---\n"
 
@@ -77,8 +95,8 @@ def _category_table(tasks: list[Task]) -> str:
     return "\n".join(lines)
 
 
-def _fields_table() -> str:
-    types = {f.name: str(f.type) for f in arrow_schema()}
+def _fields_table(tasks: list[Task]) -> str:
+    types = type_names(category_names(tasks))
     lines = ["| field | type | meaning |", "|---|---|---|"]
     for f in dataclasses.fields(Task):
         if f.name not in FIELD_DOCS:
@@ -95,13 +113,14 @@ def card_values(tasks: list[Task], version: str) -> dict[str, str]:
         "num_files": str(len({(t.category, t.name) for t in tasks})),  # task files (bf16 = variant row)
         "num_bf16": str(sum(t.dtype == "bfloat16" for t in tasks)),
         "category_table": _category_table(tasks),
-        "fields_table": _fields_table(),
+        "fields_table": _fields_table(tasks),
+        "format_version": FORMAT_VERSION,
         "split": SPLIT,
     }
 
 
 def render_card(tasks: list[Task], version: str, files: dict[str, str], template: str | Path | None = None,
-                note: str = "") -> str:
+                note: str = "", extra_configs: Mapping[str, list[Task]] | None = None) -> str:
     path = Path(template) if template else default_template()
     if not path.is_file():
         raise FileNotFoundError(f"dataset card template {path} not found (run from a checkout or pass --card)")
@@ -112,4 +131,4 @@ def render_card(tasks: list[Task], version: str, files: dict[str, str], template
         raise KeyError(f"{path}: unknown placeholders {unknown}; known: {sorted(values)}")
     body = _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
     note = f"\n{note.strip()}\n\n" if note else "\n"
-    return front_matter(tasks, version, files) + note + body.lstrip("\n")
+    return front_matter(tasks, version, files, extra_configs) + note + body.lstrip("\n")

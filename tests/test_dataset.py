@@ -23,6 +23,7 @@ from multikernelbench.dataset_builder.card import FIELD_DOCS, _PLACEHOLDER
 from multikernelbench.dataset_builder.push import PushError, execute, plan_push
 from multikernelbench.tasks import Task, load_from_dataset
 from multikernelbench.tasks.from_dataset import DatasetIntegrityError
+from multikernelbench.tasks.rows import from_dataset_row
 
 REPO = Path(__file__).resolve().parents[1]
 SECTIONS = ["## Summary", "## Categories", "## Fields", "## How to load", "## How to evaluate", "## Licensing",
@@ -125,7 +126,9 @@ OFFLINE_LOAD = textwrap.dedent("""
     from datasets import load_dataset
     folder, out, cache = sys.argv[1:4]
     res = {}
-    res["folder"] = load_dataset(folder, split="test", cache_dir=cache).to_list()
+    ds = load_dataset(folder, split="test", cache_dir=cache)
+    res["folder"] = ds.to_list()
+    res["labels"] = {k: ds.features[k].names for k in ("category", "dtype")}
     res["folder_loss"] = list(load_dataset(folder, "loss", split="test", cache_dir=cache)["id"])
     res["bare"] = load_dataset("multikernelbench", split="test", cache_dir=cache).to_list()
     res["bare_loss"] = list(load_dataset("multikernelbench", "loss", split="test", cache_dir=cache)["id"])
@@ -146,14 +149,15 @@ def offline_loads(built, tmp_path_factory):
 
 def test_built_folder_loads_offline_with_exactly_the_suite_rows(offline_loads):
     suite = list(suite_tasks())
-    assert [Task.from_row(r) for r in offline_loads["folder"]] == suite
+    assert [from_dataset_row(r, offline_loads["labels"]) for r in offline_loads["folder"]] == suite
     assert offline_loads["folder_loss"] == [t.id for t in suite if t.category == "loss"]
 
 
 def test_bare_name_loads_the_package_copy_from_the_repo_root(offline_loads):
     pkg = build.package_folder()
     assert not (pkg / "multikernelbench.py").exists(), "datasets would treat the bare name as a dataset script"
-    assert offline_loads["bare"] == [t.to_row() for t in load_from_dataset(pkg)]
+    bare = [from_dataset_row(r, offline_loads["labels"]) for r in offline_loads["bare"]]
+    assert bare == load_from_dataset(pkg)
     assert offline_loads["bare_loss"] == [t.id for t in load_from_dataset(pkg, categories=["loss"])]
 
 

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("command line", ["cli"]),
     ("sampling (drives prompts and the engine)", ["sampling"]),
     ("evaluation engine", ["engine"]),
-    ("reports and the dataset", ["report", "dataset_builder"]),
+    ("reports and the dataset", ["report", "dataset_builder", "hfcache"]),
     ("prompts and scores", ["prompts", "scoring"]),
     ("backends", ["backends"]),
     ("tasks, anti-cheat probes, timing, results store", [

@@ -1,8 +1,11 @@
-"""``mkb dataset build`` / ``mkb dataset push``: the suite as a Hugging Face dataset.
+"""``mkb dataset build`` / ``push`` / ``cache``: the suite as a Hugging Face dataset.
 
 ``build`` writes ``<out>/multikernelbench-<version>/`` and, in a source checkout, refreshes the copy in the
 package folder that ``load_dataset("multikernelbench")`` finds from the repository root. ``push`` uploads a
 built folder with huggingface_hub (``--dry-run`` prints the exact calls without touching the network).
+``cache`` puts the package's copy of the dataset and of the ``mkb_speedup`` metric where
+``load_dataset("multikernelbench")`` and ``evaluate.load("mkb_speedup")`` find them offline (an installed wheel
+does it by itself at interpreter start: multikernelbench/hfcache).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ def add_parser(sub) -> None:
     u.add_argument("--dry-run", action="store_true", help="print the Hub calls and files; send nothing")
     _common(u)
     u.set_defaults(func=run_push)
+    c = dsub.add_parser("cache", help="put the packaged dataset and metric into the Hugging Face caches "
+                                      "(load_dataset/evaluate.load by name, offline)")
+    c.set_defaults(func=run_cache)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -93,3 +99,18 @@ def run_push(args) -> int:
         return 1
     print(f"pushed: load_dataset({args.repo_id!r}) (revision 'v{plan.version}' pins this version)")
     return 0
+
+
+def run_cache(args) -> int:
+    from multikernelbench.hfcache import paths
+    from multikernelbench.hfcache.startup import seed
+
+    report = seed(force=True)
+    if report.dataset:
+        print(f"dataset: {len(report.dataset)} configs under {paths.datasets_cache() / paths.DATASET_NAME} "
+              f"(load_dataset(\"{paths.DATASET_NAME}\"))")
+    if report.metric:
+        print(f"metric: {report.metric} (evaluate.load(\"{paths.METRIC_NAME}\"))")
+    for line in report.skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    return 0 if (report.dataset or report.metric) else 1

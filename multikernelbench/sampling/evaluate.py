@@ -85,7 +85,23 @@ def _without_inherited_caches() -> Iterator[None]:
 def records_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[str], backend: str | None = None,
                          allow_code_execution: bool = False, config: Any = None,
                          store: Any = None) -> list[list[dict[str, Any]]]:
-    """Evaluate ``sources[i][j]`` (sample j of task ``task_ids[i]``) and return the scorer's records.
+    """Evaluate ``sources[i][j]`` (sample j of task ``task_ids[i]``) and return the scorer's records."""
+    results = results_from_sources(sources, task_ids, backend=backend, allow_code_execution=allow_code_execution,
+                                   config=config, store=store)
+    return [[sample_record(r) for r in task] for task in results]
+
+
+def sample_details(results: Sequence[Sequence[Any]], task_ids: Sequence[str]) -> list[list[dict[str, Any]]]:
+    """Per task, per sample: what the engine found (:func:`summarize_result` plus the task id and sample
+    index), so a user of the metric can see why a sample failed."""
+    return [[{"task_id": tid, "sample": j, **summarize_result(r)} for j, r in enumerate(task)]
+            for tid, task in zip(task_ids, results)]
+
+
+def results_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[str], backend: str | None = None,
+                         allow_code_execution: bool = False, config: Any = None,
+                         store: Any = None) -> list[list[Any]]:
+    """Evaluate ``sources[i][j]`` (sample j of task ``task_ids[i]``); the EvalResults, arranged like ``sources``.
 
     ``config`` is an optional :class:`~multikernelbench.engine.config.EngineConfig`; ``backend`` overrides its
     backend. A backend that is unavailable on this machine is an error: its results would say nothing about
@@ -118,5 +134,5 @@ def records_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[st
     unavailable = [r for r in results if r.status is Status.UNAVAILABLE]
     if unavailable:
         raise RuntimeError(f"backend {config.backend!r} is unavailable here: {unavailable[0].message}")
-    records = iter(sample_record(r) for r in results)
-    return [[next(records) for _ in task_sources] for task_sources in sources]
+    ordered = iter(results)
+    return [[next(ordered) for _ in task_sources] for task_sources in sources]
