@@ -112,3 +112,58 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path):
     for k in range(2):
         text = (tmp_path / f"t{k}.log").read_text()
         assert "build end" in text and ": ok" in text, text
+
+
+def test_lanes_sharing_a_device_take_turns(suite, tmp_path):
+    """Two device stages holding one device lock (two lanes on one GPU): their loads overlap, their checks
+    never do. Real workers; each load sleeps 2 s and each forward 0.3 s."""
+    import threading
+
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.build_stage import BuildStage
+    from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.reference import ReferenceService, SeedSource
+    from multikernelbench.engine.trace import Trace
+    from multikernelbench.records import EvalResult
+
+    src = textwrap.dedent("""
+        import time
+        import torch
+        import torch.nn as nn
+        time.sleep(2.0)  # load {k}
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                time.sleep(0.3)
+                return torch.clamp_min(x, 0.0)
+        """)
+    trace_path = tmp_path / "trace.log"
+    cfg = plain_config(tmp_path / "builds", skip_timing=True, trace_path=trace_path)
+    backend = get_backend("cpu", **cfg.backend_options)
+    trace, seeds, lock, task = Trace(trace_path), SeedSource(3), threading.Lock(), suite[RELU]
+    cands = [Candidate(task_id=RELU, source=src.format(k=k), label=f"slow{k}") for k in range(2)]
+    stage = BuildStage(backend, cfg, trace)
+    results = [EvalResult(task_id=RELU, task_hash=task.content_hash, backend="cpu", candidate=c.label,
+                          code_hash=c.code_hash, status=Status.RUNTIME_ERROR) for c in cands]
+    for c, r in zip(cands, results):
+        assert stage.run(task, c, r).ok, r.message
+
+    def device(c: Candidate, r: EvalResult) -> None:
+        CandidateEvaluation(task, c.source, stage.build_dir(c), backend, cfg, seeds, ReferenceService(backend.device()),
+                            trace=trace, device_lock=lock).run(r)
+
+    threads = [threading.Thread(target=device, args=(c, r)) for c, r in zip(cands, results)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert all(r.status == Status.CORRECT for r in results), [r.message for r in results]
+
+    def span(code_hash: str, op: str) -> tuple[float, float]:
+        times = [float(line.split("+", 1)[1].split("s", 1)[0]) for line in trace_path.read_text().splitlines()
+                 if f"[{code_hash[:12]}]: {op} " in line and (" start " in line or " end " in line)]
+        return min(times), max(times)
+
+    (a0, a1), (b0, b1) = (span(c.code_hash, "check") for c in cands)
+    assert a1 <= b0 or b1 <= a0, ((a0, a1), (b0, b1))  # the checks took turns
+    (la0, la1), (lb0, lb1) = (span(c.code_hash, "load") for c in cands)
+    assert max(la0, lb0) < min(la1, lb1), ((la0, la1), (lb0, lb1))  # the loads overlapped

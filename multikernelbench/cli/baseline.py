@@ -5,14 +5,20 @@
 Each task's reference runs in a worker like a candidate's device stage (``EngineConfig.reference_only``):
 the same timer, the same fresh inputs per timed call, ``torch.compile`` in its own request with its own
 timeout (a compile that fails or hangs leaves the eager time and a ``compile_error``). Results go to the
-engine's results store (``--db``; a rerun skips what it holds) and one JSON line per task to ``--out``
-(tasks already there are skipped, so a run split over several sessions continues where it stopped).
-``--budget-s`` stops starting new tasks after that many seconds, to fit a bounded session.
+engine's results store (``--db``; a rerun skips what it holds) and one JSON line per task to ``--out`` as
+each task finishes (tasks already there are skipped, so a run split over several sessions continues where
+it stopped). ``--budget-s`` stops starting new tasks after that many seconds, to fit a bounded session.
+
+Throughput: the build pool compiles references ahead of their turn into a shared inductor cache
+(engine/warmup.py) while the GPU times earlier tasks, and ``--lanes-per-gpu 2`` lets one worker start and
+load its compiled reference while another holds the GPU (never two clocks at once).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,7 +46,13 @@ def add_parser(sub) -> None:
     p.add_argument("--timing-budget-s", type=float, default=1.0, help="wall budget per timed callable")
     p.add_argument("--compile-timeout-s", type=float, default=300.0,
                    help="seconds for one reference's torch.compile; past it the task is timed eager only")
-    p.add_argument("--chunk", type=int, default=8, help="tasks per engine run between budget checks")
+    p.add_argument("--lanes-per-gpu", type=int, default=2,
+                   help="device workers per GPU taking turns on it (their untimed steps overlap)")
+    p.add_argument("--warmup-workers", type=int, default=0,
+                   help="concurrent torch.compile warm-ups ahead of timing (0 = the backend's build default)")
+    p.add_argument("--max-runs", type=int, default=100, help="timed calls per callable at most")
+    p.add_argument("--trace", type=Path, default=None, help="append one line per warm-up/device phase here")
+    p.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all visible)")
     p.add_argument("--build-root", type=Path, default=None)
     p.add_argument("--seed", type=int, default=None)
     p.set_defaults(func=run)
@@ -57,17 +69,38 @@ def _done_ids(path: Path) -> set[str]:
     return done
 
 
-def row(task, r: EvalResult, on_cpu: bool) -> dict[str, Any]:
+def provenance() -> dict[str, str]:
+    """When and by which harness a row was measured (the commit is read from git where the checkout has one;
+    a copied tree without .git, such as the device machine's, passes it as MKB_COMMIT)."""
+    import os
+
+    from multikernelbench import __version__
+
+    commit = os.environ.get("MKB_COMMIT", "")
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    cwd=Path(__file__).parent, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            commit = ""
+    return {"measured_on": datetime.date.today().isoformat(), "mkb_version": __version__,
+            "mkb_commit": commit or "unknown"}
+
+
+def row(task, r: EvalResult, on_cpu: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """One baseline line (the format `mkb report` and the committed baseline files use)."""
     from multikernelbench.roofline import roofline_fraction
 
     flops, nbytes = task.costs_for_timing(on_cpu)
     out: dict[str, Any] = {"task_id": task.id, "task_hash": task.content_hash, "backend": r.backend,
                            "hardware": r.hardware, "dtype": task.dtype, "shape": r.timing_shape
-                           or task.shape_for_timing(on_cpu), "flops": flops, "bytes": nbytes}
+                           or task.shape_for_timing(on_cpu), "flops": flops, "bytes": nbytes,
+                           **(extra or {})}
     if r.status != Status.CORRECT:
         out["error"] = f"{r.status.value}: {r.message}"[:800]
         return out
+    if r.compile_time_s is not None:
+        out["warmup_s"] = round(r.compile_time_s, 2)  # the ahead-of-time torch.compile (engine/warmup.py)
     for name, st in (("eager", r.eager_timing), ("compiled", r.compile_timing)):
         if st is not None:
             out[name] = vars(st)
@@ -77,6 +110,10 @@ def row(task, r: EvalResult, on_cpu: bool) -> dict[str, Any]:
     problems = [f for f in r.flags if f.startswith("no torch.compile baseline")]
     if problems:
         out["compile_error"] = problems[0][:800]
+    other = [f for f in r.flags if not f.startswith(("no torch.compile baseline", "fresh inputs:",
+                                                     "reference warm-up compile failed"))]
+    if other:
+        out["flags"] = other
     return out
 
 
@@ -106,27 +143,35 @@ def run(args) -> int:
     done = _done_ids(out)
     todo = [t for t in tasks if t.id not in done]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {out}, {len(todo)} to do", flush=True)
+    gpus = tuple(int(g) for g in args.gpus.split(",")) if args.gpus else None
     cfg = EngineConfig(backend=args.backend, reference_only=True, allow_code_execution=True, seed=args.seed,
-                       timing=TimingConfig(warmup=2, min_runs=5, max_runs=100, budget_s=args.timing_budget_s,
+                       lanes_per_gpu=args.lanes_per_gpu, compile_workers=args.warmup_workers, gpus=gpus,
+                       stop_after_s=max(1e-3, args.budget_s - (time.perf_counter() - t_start)) if args.budget_s
+                       else 0.0,
+                       timing=TimingConfig(warmup=2, min_runs=5, max_runs=args.max_runs, budget_s=args.timing_budget_s,
                                            compile_baseline=not args.no_compile,
                                            compile_baseline_timeout_s=args.compile_timeout_s))
     if args.build_root:
         cfg.build_root = args.build_root
-    n_done = 0
-    with ResultStore(db) as store:
-        for c0 in range(0, len(todo), max(1, args.chunk)):
-            if args.budget_s and time.perf_counter() - t_start > args.budget_s:
-                break
-            part = todo[c0:c0 + max(1, args.chunk)]
-            results = Runner(cfg, store, progress=False).evaluate(part, reference_candidates(part))
-            with out.open("a") as fh:
-                for task, r in zip(part, results):
-                    line = row(task, r, backend.times_on_cpu_shape)
-                    fh.write(json.dumps(line, sort_keys=True) + "\n")
-                    n_done += 1
-                    e = (line.get("eager") or {}).get("median_ms")
-                    c = (line.get("compiled") or {}).get("median_ms")
-                    print(f"[{time.perf_counter() - t_start:6.0f}s] {task.id:50s} eager {e} ms  compiled {c} ms "
-                          f"{line.get('error', '')[:120]}{line.get('compile_error', '')[:100]}", flush=True)
-    print(f"measured {n_done}; {len(todo) - n_done} remaining; results in {out}", flush=True)
+    cfg.trace_path = args.trace
+    by_id = {t.id: t for t in todo}
+    extra = provenance()
+    counts = {"done": 0}
+
+    def write(r: EvalResult, _cand) -> None:
+        task = by_id[r.task_id]
+        line = row(task, r, backend.times_on_cpu_shape, extra)
+        with out.open("a") as fh:  # one line as each task finishes: a killed run keeps what it measured
+            fh.write(json.dumps(line, sort_keys=True) + "\n")
+        counts["done"] += 1
+        e = (line.get("eager") or {}).get("median_ms")
+        c = (line.get("compiled") or {}).get("median_ms")
+        print(f"[{time.perf_counter() - t_start:6.0f}s] {task.id:50s} eager {e} ms  compiled {c} ms "
+              f"{line.get('error', '')[:120]}{line.get('compile_error', '')[:100]}", flush=True)
+
+    if todo:
+        with ResultStore(db) as store:
+            Runner(cfg, store, on_result=write, progress=False).evaluate(todo, reference_candidates(todo))
+    print(f"measured {counts['done']}; {len(todo) - counts['done']} remaining; results in {out} "
+          f"({time.perf_counter() - t_start:.0f} s)", flush=True)
     return 0

@@ -29,6 +29,10 @@ class EngineConfig:
     #: GPU indices to spread the device stage over (one device worker and one reference service each);
     #: None = every visible GPU. Backends that do not run on a GPU use one lane.
     gpus: tuple[int, ...] | None = None
+    #: Device lanes per GPU. Lanes sharing a GPU take turns on it (one lock per GPU around checks and timing)
+    #: and overlap only their untimed steps: worker start, load, torch.compile. 2 keeps a GPU busy when those
+    #: steps are as long as the timing itself (the suite baseline); 1 runs one candidate at a time.
+    lanes_per_gpu: int = 1
     #: Device lanes for backends that do not run on a GPU (CPU, interpreters). Parallel CPU lanes share the
     #: cores, so they only suit correctness-only runs (the suite self-check); timing wants 1.
     device_workers: int = 1
@@ -44,9 +48,16 @@ class EngineConfig:
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False
+    #: ``--fresh-shapes K``: after the test shapes pass, check K more shapes drawn per run from each task's
+    #: SHAPE_RANGES (tasks/ranges.py); tasks without ranges are flagged, not checked.
+    fresh_shapes: int = 0
     #: The suite baseline (``mkb baseline``): no candidate is built or loaded; each "candidate" stands for its
     #: task's reference, timed eager (and compiled) through the same workers, fresh inputs and timer.
     reference_only: bool = False
+    #: Seconds after which no new build or device stage starts (0 = none): bounded sessions (a device call
+    #: with a time limit) end cleanly; unstarted candidates are neither stored nor emitted, so a rerun with
+    #: the same store picks them up.
+    stop_after_s: float = 0.0
     trace_path: Path | None = None  # append one line per build/check/timing phase (see engine/trace.py)
     zygote: bool = True  # fork workers from a pre-imported process instead of starting fresh interpreters
     #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.

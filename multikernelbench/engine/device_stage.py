@@ -8,6 +8,7 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -37,8 +38,11 @@ class CandidateEvaluation:
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
                  seeds: SeedSource, refs: ReferenceService, *, env_extra: dict[str, str] | None = None,
-                 zygote=None, trace: Trace | None = None) -> None:
+                 zygote=None, trace: Trace | None = None, device_lock=None) -> None:
         self.task, self.source, self.build_dir = task, source, Path(build_dir)
+        #: Held around every step that runs kernels on the device (checks, timing, reading back verified
+        #: outputs) when several lanes share one GPU; worker start, load and torch.compile run outside it.
+        self.device_lock = device_lock if device_lock is not None else contextlib.nullcontext()
         self.backend, self.config, self.seeds, self.refs = backend, config, seeds, refs
         self.env = {**backend.worker_env(self.build_dir), **(env_extra or {})}
         self.zygote = zygote
@@ -85,16 +89,39 @@ class CandidateEvaluation:
     def _evaluate(self, result: EvalResult) -> None:
         session = self._session()
         seeds = self.seeds.for_task(self.task)
-        if self.config.reference_only:
-            self._time_reference(session, result, seeds.weight)
+        if not self.config.reference_only:
+            with self.device_lock:
+                for k, (shape, seed) in enumerate(seeds.trials):
+                    self._trial(session, shape, seed, seeds.weight, first=k == 0)
+                self._fresh_shapes(session, result, seeds.weight)
+            if self.config.skip_timing or not self.backend.timing_available:
+                if not self.backend.timing_available:
+                    result.flags.append("timing unavailable on this backend/device (correctness only)")
+                return
+        session, shape, compiled, planner = self._prepare_timing(session, result, seeds.weight)
+        with self.device_lock:
+            if self.config.reference_only:
+                self._time_reference(session, result, seeds.weight, shape, compiled, planner)
+            else:
+                self._time(session, result, seeds.weight, shape, compiled, planner)
+
+    def _fresh_shapes(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+        """``--fresh-shapes K``: the same trial on K shapes drawn this run from the task's declared ranges
+        (never shown in a prompt), so a kernel specialised to the visible test shapes fails here."""
+        if self.config.fresh_shapes <= 0:
             return
-        for k, (shape, seed) in enumerate(seeds.trials):
-            self._trial(session, shape, seed, seeds.weight, first=k == 0)
-        if self.config.skip_timing or not self.backend.timing_available:
-            if not self.backend.timing_available:
-                result.flags.append("timing unavailable on this backend/device (correctness only)")
+        trials = self.seeds.fresh_shape_trials(self.task, self.config.fresh_shapes)
+        if trials is None:
+            result.flags.append("fresh shapes: not checked (the task declares no SHAPE_RANGES)")
             return
-        self._time(session, result, seeds.weight)
+        for shape, seed in trials:
+            try:
+                self._trial(session, shape, seed, weight_seed, first=False)
+            except Verdict as v:
+                result.flags.append("fresh shapes: failed")
+                v.message = f"on a fresh shape (drawn from the task's SHAPE_RANGES, not a test shape): {v.message}"
+                raise
+        result.flags.append(f"fresh shapes: {len(trials)} passed")
 
     def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:
         """An INCORRECT verdict on a correctness trial, recorded in the correctness report."""
@@ -144,10 +171,10 @@ class CandidateEvaluation:
         planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
         return session, shape, compiled, planner
 
-    def _time(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+    def _time(self, session: WorkerSession, result: EvalResult, weight_seed: int, shape: dict, compiled: bool,
+              planner: FreshPlanner) -> None:
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
-        session, shape, compiled, planner = self._prepare_timing(session, result, weight_seed)
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         t0 = time.perf_counter()
@@ -181,12 +208,12 @@ class CandidateEvaluation:
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
 
-    def _time_reference(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+    def _time_reference(self, session: WorkerSession, result: EvalResult, weight_seed: int, shape: dict,
+                        compiled: bool, planner: FreshPlanner) -> None:
         """The suite baseline: the reference (and its torch.compile form) timed alone, by the same timer on
         the same fresh inputs as candidates are; the roofline fraction is the eager reference's."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
-        session, shape, compiled, planner = self._prepare_timing(session, result, weight_seed)
         reply, _ = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
                  reference_only=True),

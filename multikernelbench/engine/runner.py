@@ -36,6 +36,7 @@ from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.trace import Trace, trace_label
+from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
@@ -145,11 +146,15 @@ class Runner:
             return None
 
     # ------------------------------------------------------------------------------------------------
-    def lanes(self) -> list[int | None]:
-        """GPU index per device lane (None for a CPU lane)."""
+    def gpus(self) -> list[int]:
         gpus = list(self.config.gpus) if self.config.gpus is not None else self.backend.gpu_indices()
-        if gpus and self.backend.device_type == "cuda":
-            return gpus
+        return gpus if self.backend.device_type == "cuda" else []
+
+    def lanes(self) -> list[int | None]:
+        """GPU index per device lane (None for a CPU lane); ``lanes_per_gpu`` lanes share each GPU."""
+        gpus = self.gpus()
+        if gpus:
+            return [g for _ in range(max(1, self.config.lanes_per_gpu)) for g in gpus]
         return [None] * max(1, self.config.device_workers)
 
     def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
@@ -162,11 +167,36 @@ class Runner:
             remaining[job.task.id] = remaining.get(job.task.id, 0) + 1
         lock = threading.Lock()
         lanes = self.lanes()
+        # One lock per GPU, held while a lane's worker runs checks or timing on it: lanes that share a GPU
+        # overlap only their untimed steps (worker start, load, torch.compile), never two clocks or a clock
+        # and another lane's kernels. (CPU lanes are for correctness-only runs and take no lock.)
+        device_locks = {g: threading.Lock() for g in set(lanes) if g is not None}
         overlap = self.backend.overlap_compile_with_timing
         workers = cfg.compile_workers or self.backend.default_compile_workers()
+        cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
+        warmup = ReferenceWarmup(self.backend, cfg, self.seeds, self.trace, self.zygote) \
+            if cfg.reference_only and cfg.timing.compile_baseline else None
+        n_built = iter(range(1 << 62))
+
+        def past_cutoff(job: _Job) -> bool:
+            if cutoff is None or time.monotonic() < cutoff:
+                return False
+            job.result.message = (f"not started: the run's time limit ({cfg.stop_after_s:.0f} s) was reached "
+                                  "first; not stored, a rerun picks it up")
+            return True
 
         def build(job: _Job) -> None:
-            if cfg.reference_only:  # the baseline: nothing to build
+            if past_cutoff(job):
+                finished.put(("built", job))
+                finished.put(("skipped", job))
+                return
+            if cfg.reference_only:  # the baseline: nothing to build; warm the reference's compile cache
+                if warmup is not None:
+                    ok, seconds, why = warmup.run(job.task, lanes[next(n_built) % len(lanes)])
+                    job.result.compile_time_s = seconds
+                    if not ok:
+                        job.result.flags.append(f"reference warm-up compile failed ({why}); compiled in the "
+                                                "device stage instead")
                 finished.put(("built", job))
                 ready.put(job)
                 return
@@ -192,7 +222,10 @@ class Runner:
                     job = ready.get()
                     if job is None:
                         return
-                    self._device(job, refs, gpu)
+                    if past_cutoff(job):
+                        finished.put(("skipped", job))
+                        continue
+                    self._device(job, refs, gpu, device_locks.get(gpu))
                     with lock:
                         remaining[job.task.id] -= 1
                         done_tasks = {t for t, n in remaining.items() if n == 0}
@@ -223,6 +256,10 @@ class Runner:
                             t.start()  # CPU: the device stage starts after the last build
                     continue
                 done += 1
+                if kind == "skipped":  # returned to the caller, but neither stored nor emitted
+                    results[job.index] = job.result
+                    bar.advance("evaluate")
+                    continue
                 self._finish(job, results, bar)
         for _ in lane_threads:
             ready.put(None)
@@ -230,12 +267,15 @@ class Runner:
             if t.is_alive():
                 t.join()
 
-    def _device(self, job: _Job, refs: ReferenceService, gpu: int | None) -> None:
+    def _device(self, job: _Job, refs: ReferenceService, gpu: int | None, device_lock=None) -> None:
         self.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
+        env = self.backend.lane_env(gpu)
+        if self.config.reference_only:  # the warm-up stage filled this cache with the reference's compile
+            env = {**env, **reference_cache_env(self.config, self.backend)}
         try:
             CandidateEvaluation(job.task, job.cand.source, self.build_dir(job.cand), self.backend, self.config,
-                                self.seeds, refs, env_extra=self.backend.lane_env(gpu), zygote=self.zygote,
-                                trace=self.trace).run(job.result)
+                                self.seeds, refs, env_extra=env, zygote=self.zygote, trace=self.trace,
+                                device_lock=device_lock).run(job.result)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             job.result.status = Status.RUNTIME_ERROR
             job.result.message = f"harness error while evaluating: {exc!r}"
