@@ -102,8 +102,9 @@ def _action(issues: list[str], bound: str, scale: float | None, fraction: float 
         steps.append("eager streams at the measured copy bandwidth: no room to win; fuse more work per byte "
                      "or mark the task as having no headroom (with the reason)")
     elif OVER in issues:
-        steps.append("eager beats the roofline bound: the task's FLOP/byte counts are likely undercounted; "
-                     "fix the cost model first")
+        steps.append("eager beats the roofline bound: the task's FLOP/byte counts are likely overcounted (or "
+                     "the library does less arithmetic than counted, e.g. a Winograd/FFT convolution, or the "
+                     "peak is understated); fix the cost model first")
     elif NEAR in issues:
         if bound == "compute":
             steps.append("compute-bound at the library's peak: pick a shape or dtype where eager is less "
