@@ -62,10 +62,32 @@ PY
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
-      # resumes from the committed rows: done tasks are skipped; copy the file back by hand
-      [ -f $R/baseline_cuda_h200.jsonl ] || cp multikernelbench/baselines/cuda_h200.jsonl $R/baseline_cuda_h200.jsonl
+      # Resumes from BASELINE_FROM (default: the committed rows; "none": start empty): done tasks are skipped.
+      # Copy $R/baseline_cuda_h200.jsonl back by hand (and into the checkout, so the next call resumes it).
+      FROM=${BASELINE_FROM:-multikernelbench/baselines/cuda_h200.jsonl}
+      [ -f $R/baseline_cuda_h200.jsonl ] || { [ "$FROM" = none ] && : > $R/baseline_cuda_h200.jsonl || cp $FROM $R/baseline_cuda_h200.jsonl; }
       timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200.jsonl \
-        --budget-s $B ${BASELINE_ARGS} > $R/baseline.log 2>&1; tail -5 $R/baseline.log ;;
+        --budget-s $B --trace $R/baseline.trace ${BASELINE_ARGS} > $R/baseline.log 2>&1; echo "rc=$?"; tail -3 $R/baseline.log
+      python3 - $R/baseline_cuda_h200.jsonl $R/baseline.trace <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+err = [r for r in rows if "error" in r]; cerr = [r for r in rows if "compile_error" in r]; fl = [r for r in rows if r.get("flags")]
+w = [r["warmup_s"] for r in rows if "warmup_s" in r]
+print(f"rows {len(rows)} errors {len(err)} compile_errors {len(cerr)} flagged {len(fl)} warmup p50 {statistics.median(w) if w else None}")
+for r in (err + cerr + fl)[:40]:
+    print(" ", r["task_id"], (r.get("error") or r.get("compile_error") or "")[:160], r.get("flags", ""))
+try:
+    import re
+    d = {}
+    for line in open(sys.argv[2]):
+        m = re.search(r"\+\s*([\d.]+)s (\S+) \[.*\]: (\S+) (start|end after ([\d.]+) s)", line)
+        if m and m.group(5):
+            d.setdefault(m.group(3), []).append(float(m.group(5)))
+    print("phase seconds (n, p50, sum):", {k: (len(v), round(statistics.median(v), 2), round(sum(v))) for k, v in d.items()})
+except OSError:
+    pass
+PY
+      ;;
     baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }
       timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200_eager.jsonl \
         --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log ;;
