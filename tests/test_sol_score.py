@@ -125,3 +125,13 @@ def test_evaluate_module_fills_missing_sol_keys_and_agrees():
     assert got == compute_scores(preds, refs, categories=["p", "q", "q"])
     assert got["sol_per_task"] == {"x": 0.375, "y": None, "z": None}
     assert got["sol_tasks_unmeasured"] == 1 and got["sol_tasks_no_baseline"] == 1
+
+
+def test_sol_module_doctests():
+    """The examples in scoring/sol.py's docstrings are part of its definition: they must hold."""
+    import doctest
+
+    import multikernelbench.scoring.sol as sol
+
+    result = doctest.testmod(sol, verbose=False)
+    assert result.attempted >= 6 and result.failed == 0
