@@ -4,8 +4,9 @@ Behaviour is scripted per task: the handler finds the task id in the prompt ("##
 looks up a list of steps; each request for that task consumes the next step (the last one repeats).
 Steps: ("ok", text) | ("status", code[, retry_after]) | ("sleep", seconds) | ("malformed", body).
 
-Like OpenAI's API, a reasoning model (a name starting with one of ``reasoning_prefixes``) refuses ``max_tokens``
-with the API's real HTTP 400 body, before any scripted step is consumed. The server records every request's
+Like OpenAI's API, a reasoning model (a name starting with one of ``reasoning_prefixes``) refuses ``max_tokens``,
+and a ``temperature`` or ``top_p`` other than 1, with the API's real HTTP 400 bodies, before any scripted step
+is consumed. The server records every request's
 body, Authorization header and arrival time.
 """
 
@@ -25,6 +26,23 @@ MAX_TOKENS_REFUSAL = {"error": {
     "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}
 
 
+def unsupported_value(param: str, value) -> dict:
+    """What OpenAI answers when a reasoning model is sent a sampling parameter other than its default."""
+    return {"error": {
+        "message": f"Unsupported value: '{param}' does not support {value} with this model. "
+                   "Only the default (1) value is supported.",
+        "type": "invalid_request_error", "param": param, "code": "unsupported_value"}}
+
+
+def reasoning_refusal(body: dict) -> dict | None:
+    if "max_tokens" in body:
+        return MAX_TOKENS_REFUSAL
+    for param in ("temperature", "top_p"):
+        if param in body and body[param] != 1:
+            return unsupported_value(param, body[param])
+    return None
+
+
 class ChatServer:
     def __init__(self, script: dict[str, list[tuple]], default: tuple = ("ok", "no code here"),
                  reasoning_prefixes: tuple[str, ...] = ("o1", "o3", "o4", "gpt-5")) -> None:
@@ -35,7 +53,7 @@ class ChatServer:
         self.auth_headers: list[str | None] = []
         self.bodies: list[dict] = []
         self.times: list[tuple[str, float]] = []  # (task, time.monotonic()) per request
-        self.refused = 0  # max_tokens refusals sent
+        self.refused: list[str] = []  # the parameter of every refusal sent to a reasoning model
         self.lock = threading.Lock()
         server = self
 
@@ -56,10 +74,12 @@ class ChatServer:
                     server.auth_headers.append(self.headers.get("Authorization"))
                     server.bodies.append(body)
                     server.times.append((task, time.monotonic()))
-                    refuse = "max_tokens" in body and str(body.get("model", "")).startswith(server.reasoning_prefixes)
-                    server.refused += refuse
-                if refuse:
-                    server._send(self, 400, json.dumps(MAX_TOKENS_REFUSAL).encode())
+                    reasoning = str(body.get("model", "")).startswith(server.reasoning_prefixes)
+                    refusal = reasoning_refusal(body) if reasoning else None
+                    if refusal is not None:
+                        server.refused.append(refusal["error"]["param"])
+                if refusal is not None:
+                    server._send(self, 400, json.dumps(refusal).encode())
                     return
                 with server.lock:
                     n = server.calls.get(task, 0)

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from chat_server import ChatServer
+from chat_server import ChatServer, reasoning_refusal
 from multikernelbench.prompts.exemplars import exemplar_task, load_exemplar
 from multikernelbench.sampling import GenerationStore, SamplingParams, iter_generations
 from multikernelbench.sampling.base import Request
@@ -36,17 +36,23 @@ def _ask(sampler, n=1, params=SamplingParams(max_tokens=512)):
     return results
 
 
-def test_reasoning_model_is_sent_max_completion_tokens_after_its_400(tmp_path):
+def test_reasoning_model_is_sent_max_completion_tokens_and_only_the_parameters_it_accepts(tmp_path):
     tasks = [exemplar_task(c) for c in ("activation", "reduce", "math")]
     cfg = GenerateConfig(model="o4-mini", backend="cpu", strategy="zero_shot", samples=1,
-                         params=SamplingParams(max_tokens=512))
+                         params=SamplingParams(temperature=0.7, top_p=0.95, max_tokens=512))
+    out = tmp_path / "gen.jsonl"
     with ChatServer({}, default=("ok", ANSWER)) as srv:
-        summary = generate(tasks, cfg, _sampler(srv.url), GenerationStore(tmp_path / "gen.jsonl"))
+        summary = generate(tasks, cfg, _sampler(srv.url), GenerationStore(out))
         assert summary.answered == 3 and summary.failed == 0
-        # one refusal (the real 400 body), then every request carries max_completion_tokens only
-        assert srv.refused == 1 and len(srv.bodies) == 4
-        assert "max_tokens" in srv.bodies[0]
-        assert all(b.get("max_completion_tokens") == 512 and "max_tokens" not in b for b in srv.bodies[1:])
+        # one refusal each (the API's real 400 bodies), then every request is sent what the model accepts
+        assert srv.refused == ["max_tokens", "temperature", "top_p"] and len(srv.bodies) == 6
+        assert srv.bodies[0]["max_tokens"] == 512 and srv.bodies[0]["temperature"] == 0.7
+        for body in srv.bodies[3:]:
+            assert body["max_completion_tokens"] == 512 and "max_tokens" not in body
+            assert "temperature" not in body and "top_p" not in body
+    recs = list(iter_generations(out))
+    assert all(r.omitted_params == ["temperature", "top_p"] for r in recs)  # the record says what was not sent
+    assert all(r.params["temperature"] == 0.7 for r in recs)
 
 
 def test_token_limit_param_can_be_named():
@@ -55,8 +61,12 @@ def test_token_limit_param_can_be_named():
         assert forced_old.error.startswith("HTTP 400") and "max_completion_tokens" in forced_old.error
         assert forced_old.attempts == 1  # a 400 is not retried
         n = len(srv.bodies)
-        assert _ask(_sampler(srv.url, token_limit_param="max_completion_tokens"))[0].error is None
-        assert len(srv.bodies) == n + 1 and srv.refused == 1  # sent right the first time
+        ok = _ask(_sampler(srv.url, token_limit_param="max_completion_tokens"),
+                  params=SamplingParams(temperature=1, top_p=1, max_tokens=512))[0]
+        assert ok.error is None and ok.omitted_params == []
+        assert len(srv.bodies) == n + 1 and srv.refused == ["max_tokens"]  # sent right the first time
+        kept = _ask(_sampler(srv.url, token_limit_param="max_completion_tokens", omit_refused_params=False))[0]
+        assert kept.error.startswith("HTTP 400") and "'temperature' does not support 0.7" in kept.error
     with ChatServer({}, default=("ok", "hi")) as srv:  # a model that is not a reasoning model keeps max_tokens
         assert _ask(_sampler(srv.url, model="llama-3-8b"))[0].error is None
         assert srv.bodies[0]["max_tokens"] == 512 and "max_completion_tokens" not in srv.bodies[0]
@@ -81,8 +91,9 @@ def test_openai_base_url_key_extra_body_and_progress_through_mkb_generate(tmp_pa
                "--max-tokens", "300", "--extra-body", '{"reasoning_effort": "high"}', "--strategy", "zero_shot"]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
         assert proc.returncode == 0, proc.stderr
-        answered = [b for b in srv.bodies if "max_completion_tokens" in b]
-        assert len(answered) == 4 and all(b["reasoning_effort"] == "high" for b in answered)
+        answered = [b for b in srv.bodies if reasoning_refusal(b) is None]  # requests race: several may be refused
+        assert len(answered) == 4 and all(b["reasoning_effort"] == "high" for b in srv.bodies)
+        assert all(b["max_completion_tokens"] == 300 for b in answered)
         assert set(srv.auth_headers) == {f"Bearer {SECRET}"}
     assert "4 answered, 0 failed" in proc.stdout
     # not a terminal: plain progress lines on stderr, the last one with every request counted

@@ -40,6 +40,7 @@ class Completion:
     attempts: int = 1
     latency_s: float | None = None
     raw: dict[str, Any] | None = None  # provider-specific extras worth keeping (response id, model)
+    omitted_params: list[str] = field(default_factory=list)  # sampling parameters the server refused, not sent
 
 
 OnResult = Callable[[Request, Completion], None]

@@ -12,7 +12,9 @@ Retries: exponential backoff with jitter, at least the server's ``Retry-After``/
 Token limit: OpenAI's reasoning models refuse ``max_tokens`` with HTTP 400 "Use 'max_completion_tokens'
 instead"; older servers know only ``max_tokens``. ``token_limit_param="auto"`` sends ``max_tokens`` and, on
 that exact refusal, switches the whole run to ``max_completion_tokens`` and resends at once (not counted as a
-retry); or name the parameter outright.
+retry); or name the parameter outright. The same models accept only their default ``temperature``/``top_p``
+(HTTP 400 ``unsupported_value``/``unsupported_parameter`` naming the parameter): with ``omit_refused_params``
+such a parameter is left out for the rest of the run and every record says so (``omitted_params``).
 
 Where: ``api_base``, else ``$OPENAI_BASE_URL``, else OpenAI's URL. The key comes from the environment variable
 named by ``api_key_env`` (default ``OPENAI_API_KEY``), is sent only in the ``Authorization`` header (none when
@@ -36,6 +38,8 @@ from multikernelbench.sampling.params import SamplingParams
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 OPENAI_API_BASE = "https://api.openai.com/v1"
 TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens")
+#: Sampling parameters a model may refuse; left out, the model samples with its own default.
+OMITTABLE_PARAMS = ("temperature", "top_p")
 
 
 class MalformedResponse(ValueError):
@@ -57,6 +61,7 @@ class OpenAIConfig:
     backoff_s: float = 2.0  # first backoff; doubles per retry, with jitter
     max_backoff_s: float = 120.0
     token_limit_param: str = "auto"  # one of TOKEN_LIMIT_PARAMS
+    omit_refused_params: bool = True  # leave out a temperature/top_p the model refuses (see the module docstring)
     extra_body: dict[str, Any] | None = None  # provider-specific fields (e.g. {"reasoning_effort": "high"})
 
     def __post_init__(self) -> None:
@@ -109,6 +114,21 @@ def asks_for_max_completion_tokens(status: int, body_text: str) -> bool:
     return status == 400 and "max_completion_tokens" in body_text and "max_tokens" in body_text
 
 
+def refused_param(status: int, body_text: str) -> str | None:
+    """The sampling parameter a 400 says the model does not accept (OpenAI's ``error.param``), if omittable."""
+    if status != 400:
+        return None
+    try:
+        error = json.loads(body_text).get("error") or {}
+    except (ValueError, AttributeError):
+        return None
+    param = error.get("param") if isinstance(error, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if param in OMITTABLE_PARAMS and code in ("unsupported_value", "unsupported_parameter"):
+        return param
+    return None
+
+
 @register_sampler("openai")
 class OpenAISampler(Sampler):
     def __init__(self, config: OpenAIConfig | None = None, **kwargs: Any) -> None:
@@ -121,6 +141,7 @@ class OpenAISampler(Sampler):
         # "auto" starts with the parameter every server knows and switches once a server asks for the other.
         self.token_param = ("max_tokens" if self.config.token_limit_param == "auto"
                             else self.config.token_limit_param)
+        self.omitted: set[str] = set()  # parameters refused during this run (shared by all its requests)
 
     def _arguments(self, request: Request, params: SamplingParams) -> dict[str, Any]:
         """Keyword arguments of ``chat.completions.create`` except the token limit (added per attempt)."""
@@ -148,17 +169,19 @@ class OpenAISampler(Sampler):
         while True:
             attempts += 1
             token_param = self.token_param
+            omitted = sorted(self.omitted)
+            sent = {k: v for k, v in args.items() if k not in omitted}
             wait = self._backoff(retries)
             try:
                 raw = await client.chat.completions.with_raw_response.create(
-                    **args, **{token_param: params.max_tokens}, extra_headers=no_auth)
+                    **sent, **{token_param: params.max_tokens}, extra_headers=no_auth)
                 text = raw.http_response.text
                 try:
                     body = json.loads(text)
                 except ValueError as exc:
                     raise MalformedResponse(f"body is not JSON ({exc})") from None
                 comp = parse_chat_response(body)
-                comp.attempts, comp.latency_s = attempts, time.perf_counter() - t0
+                comp.attempts, comp.latency_s, comp.omitted_params = attempts, time.perf_counter() - t0, omitted
                 return comp
             except MalformedResponse as exc:
                 last_error = f"malformed response: {exc}"
@@ -169,6 +192,10 @@ class OpenAISampler(Sampler):
                         and asks_for_max_completion_tokens(status, body_text)):
                     self.token_param = "max_completion_tokens"  # for every later request of this run too
                     continue
+                refused = refused_param(status, body_text) if cfg.omit_refused_params else None
+                if refused is not None and refused not in omitted:
+                    self.omitted.add(refused)  # for every later request of this run too
+                    continue
                 if status not in RETRY_STATUS:
                     break  # 400/401/404...: retrying cannot help
                 wait = max(wait, min(cfg.max_backoff_s, retry_after_s(exc.response.headers) or 0.0))
@@ -178,7 +205,8 @@ class OpenAISampler(Sampler):
                 break
             retries += 1
             await asyncio.sleep(wait)
-        return Completion(error=last_error, attempts=attempts, latency_s=time.perf_counter() - t0)
+        return Completion(error=last_error, attempts=attempts, latency_s=time.perf_counter() - t0,
+                          omitted_params=sorted(self.omitted))
 
     async def arun(self, requests: Sequence[Request], params: SamplingParams, on_result: OnResult) -> None:
         import openai

@@ -86,6 +86,7 @@ class Generator:
                                 sampler=self.sampler.name, messages=list(req.messages), raw_text=comp.text,
                                 code=code, reasoning=comp.reasoning, usage=dataclasses.asdict(comp.usage),
                                 finish_reason=comp.finish_reason, error=comp.error, attempts=comp.attempts,
+                                omitted_params=list(comp.omitted_params),
                                 latency_s=comp.latency_s, exemplar=exemplar, feedback=feedback)
 
     def _ask(self, requests: list[tuple[Request, str | None, str | None]], stage: str) -> None:

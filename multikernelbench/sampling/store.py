@@ -39,6 +39,7 @@ class GenerationRecord:
     usage: dict[str, int | None] = field(default_factory=dict)
     finish_reason: str | None = None
     error: str | None = None  # non-empty: the request failed after retries; nothing to evaluate
+    omitted_params: list[str] = field(default_factory=list)  # refused by the model, so not sent (its default used)
     attempts: int = 1
     latency_s: float | None = None
     exemplar: str | None = None
