@@ -6,7 +6,7 @@ Reads a baseline file of ``mkb baseline`` (default: the committed reference-GPU 
 ``multikernelbench/baselines/cuda_h200.jsonl``) and lists, grouped by category, every task whose eager reference
 already runs at ``--near`` (0.9) of the roofline or more — a candidate cannot win much there, and the SOL score
 of such a task is noise — or whose bench shape runs in under ``--min-ms`` (0.25 ms) — launch overhead, not the
-kernel, decides its timing. Each gets a suggested action. With the suite loaded (the default), rows measured
+kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action. With the suite loaded (the default), rows measured
 on task content that has changed since (stale) and tasks without a row are listed too, as are rows whose
 reference could not be timed. Prints a table; writes the same as JSON to ``--out`` (default
 ``~/.cache/multikernelbench/suite_hygiene.json``: tools never write into the source tree unless told to).
@@ -30,6 +30,7 @@ DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "suite_hygiene.json"
 NEAR = "near_roofline"
 OVER = "eager_over_bound"
 SHORT = "launch_bound"
+FLAGGED = "flagged"
 
 
 @dataclass
@@ -115,6 +116,8 @@ def _action(issues: list[str], bound: str, scale: float | None, fraction: float 
     if SHORT in issues:
         grow = f" (about {scale:.1f}x more work)" if scale else ""
         steps.append(f"grow the bench shape so eager runs at least the minimum time{grow}")
+    if FLAGGED in issues:
+        steps.append("the measurement carries a harness flag: check it (a false alarm?) and measure again")
     return "; ".join(steps)
 
 
@@ -132,13 +135,15 @@ def check_row(row: BaselineRow, near: float, min_ms: float) -> Finding | None:
     if row.eager_ms < min_ms:
         issues.append(SHORT)
         scale = min_ms / row.eager_ms
+    flags = [str(f) for f in row.raw.get("flags") or []]
+    if flags:
+        issues.append(FLAGGED)
     if not issues:
         return None
     bound = bound_side(row)
     return Finding(row.task_id, category, issues, _action(issues, bound, scale, row.eager_fraction),
-                   eager_ms=row.eager_ms,
-                   eager_fraction=row.eager_fraction, compiled_ms=row.compiled_ms, bound=bound,
-                   scale_to_min_ms=scale)
+                   eager_ms=row.eager_ms, eager_fraction=row.eager_fraction, compiled_ms=row.compiled_ms,
+                   bound=bound, scale_to_min_ms=scale, detail="; ".join(flags)[:300])
 
 
 def suite_findings(baseline: Baseline, suite: dict[str, str]) -> list[Finding]:

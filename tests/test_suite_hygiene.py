@@ -53,6 +53,7 @@ ROWS = [
     {"task_id": "loss.broken", "task_hash": "h-loss.broken", "hardware": "NVIDIA H200",
      "error": "runtime_error: CUDA out of memory"},
     _row("loss.fine", 0.5, eager_ms=2.0),
+    _row("loss.flagged", 0.5, eager_ms=2.0, flags=["timing: work escaped the clock on 3 of 5 samples"]),
     _row("loss.changed", 0.99),  # stale against the suite below: its numbers are not judged
     _row("math.removed", 0.99),  # not in the suite any more: nothing to fix
 ]
@@ -74,7 +75,8 @@ def test_thresholds_bound_side_and_actions(baseline_file):
     found = _by_id(result)
     assert set(found) == {"activation.near", "activation.edge", "matmul.peak", "fusion.copyspeed",
                           "fusion.overcount", "reduce.tiny", "reduce.tiny_near", "loss.broken", "loss.changed",
-                          "math.removed"}
+                          "math.removed", "loss.flagged"}
+    assert found["loss.flagged"].issues == ["flagged"] and "escaped the clock" in found["loss.flagged"].detail
     assert found["activation.near"].issues == ["near_roofline"] and found["activation.near"].bound == "memory"
     assert "fuse more work per byte" in found["activation.near"].action
     assert found["matmul.peak"].bound == "compute" and "shape or dtype" in found["matmul.peak"].action
