@@ -6,9 +6,9 @@ Reads a baseline file of ``mkb baseline`` (default: the committed reference-GPU 
 ``multikernelbench/baselines/cuda_h200.jsonl``) and lists, grouped by category, every task whose eager reference
 already runs at ``--near`` (0.9) of the roofline or more — a candidate cannot win much there, and the SOL score
 of such a task is noise — or whose bench shape runs in under ``--min-ms`` (0.25 ms) — launch overhead, not the
-kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action. With the suite loaded (the default), rows measured
-on task content that has changed since (stale) and tasks without a row are listed too, as are rows whose
-reference could not be timed. Prints a table; writes the same as JSON to ``--out`` (default
+kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action. With
+the suite loaded (the default), rows measured on task content that has changed since (stale) and tasks
+without a row are listed too, as are rows whose reference could not be timed. Prints a table; writes the same as JSON to ``--out`` (default
 ``~/.cache/multikernelbench/suite_hygiene.json``: tools never write into the source tree unless told to).
 """
 
