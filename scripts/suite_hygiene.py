@@ -8,8 +8,9 @@ already runs at ``--near`` (0.9) of the roofline or more — a candidate cannot 
 of such a task is noise — or whose bench shape runs in under ``--min-ms`` (0.25 ms) — launch overhead, not the
 kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action. With
 the suite loaded (the default), rows measured on task content that has changed since (stale) and tasks
-without a row are listed too, as are rows whose reference could not be timed. Prints a table; writes the same as JSON to ``--out`` (default
-``~/.cache/multikernelbench/suite_hygiene.json``: tools never write into the source tree unless told to).
+without a row are listed too, as are rows whose reference could not be timed. Prints a table; writes the
+same as JSON to ``--out`` (default ``~/.cache/multikernelbench/suite_hygiene.json``: tools never write into
+the source tree unless told to).
 """
 
 from __future__ import annotations
