@@ -125,6 +125,9 @@ def test_hf_sampling_takes_a_device(tmp_path, capsys):
     wrong = [a if a != "cpu" else "no-such-device" for a in argv] + ["--samples", "2"]
     assert main(wrong) == 2
     assert "no-such-device" in capsys.readouterr().err
+    missing = [a if a != "tiny" else str(tmp_path / "no-model") for a in argv]
+    assert main(missing) == 2
+    assert capsys.readouterr().err.strip() == f"mkb generate: --hf model folder {tmp_path / 'no-model'} does not exist"
 
 
 def test_openai_without_a_key_is_a_usage_error_before_any_request(tmp_path):

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._vllm_options import add_vllm_arguments, vllm_config_from_args
-from multikernelbench.cli._usage import UsageError, select_tasks
+from multikernelbench.cli._usage import UsageError, check_dir, select_tasks
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
 from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampler
@@ -83,6 +83,8 @@ def make_sampler(args):
         model, tokenizer = build_tiny_model()
         return get_sampler("hf", model=model, tokenizer=tokenizer, batch_size=args.batch_size, device=args.device)
     if args.hf:
+        if args.hf.startswith((".", "/", "~")):  # a local folder, not a Hub id: say so if it is not there
+            check_dir(Path(args.hf).expanduser(), "--hf model folder")
         return get_sampler("hf", path=args.hf, batch_size=args.batch_size, device=args.device)
     return get_sampler("openai", model=args.model, api_base=args.api_base, api_key_env=args.api_key_env,
                        concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries,
@@ -105,8 +107,8 @@ def run(args) -> int:
                             params=params, turns=args.turns, stop_on_correct=args.stop_on_correct)
     try:
         sampler = make_sampler(args)
-    except RuntimeError as exc:  # e.g. vllm not installed
-        print(f"mkb generate: {exc}", file=sys.stderr)
+    except (RuntimeError, OSError) as exc:  # vllm not installed, weights that do not load, no API key, ...
+        print(f"mkb generate: cannot start the sampler: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     evaluate = None
     store_ctx = None
