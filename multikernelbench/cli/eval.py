@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
+from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.engine.runner import CodeExecutionNotAllowed, Runner, check_opt_in
@@ -23,6 +24,10 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-code-execution", action="store_true",
                    help="required (or MKB_ALLOW_CODE_EXECUTION=1): candidates are untrusted code")
     add_engine_options(p)
+    p.add_argument("--fresh-shapes", type=int, default=0, metavar="K",
+                   help="also check each candidate on K shapes drawn now from the task's SHAPE_RANGES "
+                        "(never shown in prompts); tasks without ranges are flagged, not checked")
+    add_task_set_option(p)
     p.set_defaults(func=run)
 
 
@@ -94,18 +99,22 @@ def check_arguments(args) -> list:
         check_dir(folder, "solutions folder")
     for path in args.generations:
         check_file(path, "generations file")
+    if args.task_set != "suite":
+        return tasks_for(args, args.category, args.task_ids)
     return select_tasks(args.category, args.task_ids)
 
 
 def run(args) -> int:
     tasks = check_arguments(args)
     config = engine_config(args, args.allow_code_execution)
+    config.fresh_shapes = max(0, args.fresh_shapes)
     try:
         check_opt_in(config)  # before the results store exists: a refused run leaves no file behind
     except CodeExecutionNotAllowed as exc:
         print(f"mkb eval: {exc}", file=sys.stderr)
         return 3
-    suite_ids = {t.id for t in load_suite()} if (args.category or args.task_ids) else {t.id for t in tasks}
+    everything = tasks_for(args) if args.task_set != "suite" else load_suite()
+    suite_ids = {t.id for t in everything} if (args.category or args.task_ids) else {t.id for t in tasks}
     candidates = collect_candidates(args, {t.id for t in tasks}, suite_ids)
     if not candidates:
         print("mkb eval: no candidates found for the selected tasks", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import select_tasks
 from multikernelbench.prompts import build_prompt, contract_backends, strategy_names
 
@@ -14,11 +15,12 @@ def add_parser(sub) -> None:
     p.add_argument("--backend", default="cpu", choices=contract_backends())
     p.add_argument("--strategy", default="category_shot", choices=strategy_names())
     p.add_argument("--json", action="store_true", help="print the chat messages as JSON")
+    add_task_set_option(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    (task,) = select_tasks(ids=[args.task])
+    (task,) = tasks_for(args, ids=[args.task]) if args.task_set != "suite" else select_tasks(ids=[args.task])
     prompt = build_prompt(task, args.backend, args.strategy)
     if args.json:
         print(json.dumps({"task_id": prompt.task_id, "backend": prompt.backend, "strategy": prompt.strategy,

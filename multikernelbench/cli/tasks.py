@@ -12,6 +12,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from multikernelbench.cli._heldout import tasks_for
 from multikernelbench.cli._usage import select_tasks
 
 COLUMNS = ("id", "category", "dtype", "bench shape", "GFLOP", "GB", "description")
@@ -23,10 +24,14 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per task")
     p.add_argument("--source", action="store_true", help="with --json: include each task's source")
     p.set_defaults(func=run)
+    from multikernelbench.cli._heldout import add_generate_parser, add_task_set_option
+
+    add_task_set_option(p)
+    add_generate_parser(p)
 
 
 def run(args) -> int:
-    tasks = select_tasks(args.category)
+    tasks = tasks_for(args, args.category) if args.task_set != "suite" else select_tasks(args.category)
     if args.json:
         for t in tasks:
             row = t.to_row()
