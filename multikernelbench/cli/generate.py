@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._vllm_options import add_vllm_arguments, vllm_config_from_args
+from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import UsageError, check_dir, select_tasks
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
@@ -58,6 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--stop-on-correct", action="store_true", help="refinement: stop a sample once correct")
     p.add_argument("--db", default="results.sqlite", help="results store for refinement evaluations")
     p.add_argument("--allow-code-execution", action="store_true", help="needed with --turns > 1")
+    add_task_set_option(p)
     p.set_defaults(func=run)
 
 
@@ -92,7 +94,8 @@ def make_sampler(args):
 
 
 def run(args) -> int:
-    tasks = select_tasks(args.category, args.task_ids)
+    tasks = (tasks_for(args, args.category, args.task_ids) if args.task_set != "suite"
+             else select_tasks(args.category, args.task_ids))
     if args.turns > 1 and not args.allow_code_execution:
         from multikernelbench.engine.config import EngineConfig
         from multikernelbench.engine.runner import ALLOW_ENV, CodeExecutionNotAllowed, check_opt_in
