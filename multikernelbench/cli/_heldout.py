@@ -79,3 +79,25 @@ def run_generate(args) -> int:
     print(f"use them with --tasks heldout-{args.seed}:{args.count}" if args.out is None else
           f"use them with --tasks {folder}")
     return 0
+
+
+def add_dataset_option(p) -> None:
+    p.add_argument("--heldout", action="append", default=[], metavar="SEED[:COUNT]",
+                   help="also build config heldout-<SEED> from a generated held-out set (default 50 tasks; "
+                        "repeatable); it is not part of the 'all' config")
+
+
+def heldout_configs(specs: list[str]) -> dict[str, list]:
+    """``["7", "8:100"]`` -> ``{"heldout-7": <50 tasks>, "heldout-8": <100 tasks>}`` for the dataset builder."""
+    from multikernelbench.cli._usage import UsageError
+    from multikernelbench.tasks.heldout.sets import load_task_set, parse_heldout
+
+    out = {}
+    for spec in specs:
+        parsed = parse_heldout(f"heldout-{spec}")
+        if parsed is None:
+            raise UsageError(f"--heldout wants SEED or SEED:COUNT, got {spec!r}")
+        seed, count = parsed
+        out[f"heldout-{seed}"] = load_task_set(f"heldout-{seed}:{count}",
+                                               log=lambda line: print(f"heldout-{seed}: {line}", file=sys.stderr))
+    return out

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from multikernelbench.cli._heldout import add_dataset_option, heldout_configs
+
 #: Built folders go outside any checkout by default (the package copy is refreshed on purpose, see above).
 DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "dist"
 
@@ -23,6 +25,7 @@ def add_parser(sub) -> None:
 
     b = dsub.add_parser("build", help="write parquet files + dataset card (deterministic)")
     _common(b)
+    add_dataset_option(b)
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if the package copy is missing or stale")
     b.set_defaults(func=run_build)
@@ -55,9 +58,10 @@ def _build(args):
     from multikernelbench.tasks import load_suite
 
     tasks = load_suite()
-    result = build.build_dataset(args.out, tasks, template=args.card)
+    extra = heldout_configs(getattr(args, "heldout", []))
+    result = build.build_dataset(args.out, tasks, template=args.card, extra_configs=extra)
     print(f"built {result.folder}: version {result.version}, {result.total} rows in "
-          f"{len(result.counts)} categories")
+          f"{len(result.counts)} categories" + "".join(f", config {k} ({len(v)} rows)" for k, v in extra.items()))
     if not args.no_package and build.in_source_checkout():
         pkg = build.install_into_package(tasks, template=args.card)
         print(f"refreshed {pkg.folder}/README.md and {pkg.folder}/data/ (load_dataset(\"multikernelbench\"))")
