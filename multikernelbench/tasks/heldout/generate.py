@@ -102,7 +102,10 @@ def _attempt(seed: int, index: int, attempt: int) -> tuple[GeneratedTask | None,
     if not runs(live, top):
         return None, "ranges: reference fails at the top of its ranges"
     for t in tasks:
-        problems = check_task(t)
+        try:
+            problems = check_task(t)
+        except (RuntimeError, NotImplementedError) as exc:  # e.g. an op with no bf16 kernel on the CPU
+            return None, f"reference raises at {t.dtype}: {type(exc).__name__}"
         if problems:
             return None, gate_name(problems[0])
     return GeneratedTask(category, name, source, graph_signature(tasks[0]), tasks), ""

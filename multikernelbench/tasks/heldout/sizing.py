@@ -180,7 +180,7 @@ def plan(d: Draft, mod: types.ModuleType, rng: random.Random, dtypes: tuple[str,
     bench = _scaled(d, mod, _base(d, rng, False, low), lambda s: min(gpu_ms(mod, s, t) for t in dtypes),
                     TARGET_GPU_MS, GPU_MEMORY_BUDGET)
     cpu = _scaled(d, mod, _base(d, rng, True, low), lambda s: cpu_ms(mod, s), TARGET_CPU_MS, CPU_MEMORY_BUDGET)
-    heavy = any(s.kind in ("conv", "conv_transpose", "linear", "matmul", "pointwise_conv") for s in d.steps)
+    heavy = any(s.kind.startswith("conv") or s.kind in ("linear", "matmul") for s in d.steps)
     amplifies = any(s.kind in ("layer_norm", "group_norm", "instance_norm", "rms_norm", "batch_norm", "softmax",
                                "l2_normalize", "reduce_channels", "reduce_spatial") for s in d.steps)
     tol = {}

@@ -42,11 +42,7 @@ def register(name: str, family: str, applies: Callable[[Draft], bool] = lambda d
 
 
 def ops_of(family: str) -> list[OpKind]:
-    """Registered op kinds of one family, in registration order (deterministic)."""
-    _load()
+    """Registered op kinds of one family, in registration order (deterministic; compose.py imports the op
+    modules, whose decorators fill the registry)."""
     return [o for o in OPS.values() if o.family == family]
 
-
-def _load() -> None:
-    """Import the modules whose decorators fill the registry (once)."""
-    from multikernelbench.tasks.heldout import ops_anchor, ops_pointwise, ops_shape  # noqa: F401
