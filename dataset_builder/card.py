@@ -26,9 +26,9 @@ from multikernelbench.tasks.record import Task
 FIELD_DOCS = {
     "id": "`<category>.<name>[.bf16]`, unique; also the file stem a solution is saved under",
     "name": "task name (the source file stem)",
-    "category": "one of the categories above (also the config name); a `ClassLabel`",
+    "category": "one of the categories above (also the config name)",
     "description": "one line: what the reference computes",
-    "dtype": "a `ClassLabel` (`float32`, `bfloat16`, ...): inputs and parameters are cast to it by the harness",
+    "dtype": "`float32`, `bfloat16`, ...: inputs and parameters are cast to it by the harness",
     "source": "the task file verbatim: reference `Model`, `get_init_inputs`, `get_inputs`, shapes, cost functions",
     "test_shapes": "the shapes used for correctness checks; each a list of `{name, size}` (sorted by name)",
     "bench_shape": "the shape timed on a datacenter GPU, as `{name, size}` pairs",

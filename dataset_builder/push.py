@@ -5,12 +5,16 @@ Three calls, in order: ``HfApi.create_repo(repo_id, repo_type="dataset", exist_o
 suite can be pinned with ``load_dataset(repo_id, revision="v<version>")``, ``HfApi.create_tag``.
 The calls are described by a :class:`PushPlan` built without any network access, so ``--dry-run`` and the
 tests can check exactly what would be sent; only :func:`execute` talks to the Hub, and it turns a network
-failure into a :class:`PushError` that says what to do.
+failure into a :class:`PushError` that says what to do. :func:`copy_to_folder` applies the same plan to a local
+folder (a clone of the Hub repository, or a stand-in for it): the files ``upload_folder`` would send, and the
+stale parquet files its ``delete_patterns`` would remove, so loading that folder back shows exactly what the
+Hub copy will serve.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +58,23 @@ def read_version(folder: Path) -> str:
     if "version" not in meta or "configs" not in meta:
         raise PushError(f"{folder}/README.md lacks version/configs: rebuild with `mkb dataset build`")
     return str(meta["version"])
+
+
+def copy_to_folder(plan: PushPlan, dest: str | Path) -> list[Path]:
+    """Leave ``dest`` as ``upload_folder`` would leave the repository: ``plan.files`` copied in, and every
+    ``data/*.parquet`` that the plan does not send deleted. Returns the files written."""
+    dest = Path(dest)
+    if dest.resolve() == plan.folder.resolve():
+        raise PushError(f"{dest} is the built folder itself; pass another folder")
+    (dest / "data").mkdir(parents=True, exist_ok=True)
+    for old in (dest / "data").glob("*.parquet"):
+        if old.relative_to(dest).as_posix() not in plan.files:
+            old.unlink()
+    out = []
+    for rel in plan.files:
+        shutil.copyfile(plan.folder / rel, dest / rel)
+        out.append(dest / rel)
+    return out
 
 
 def plan_push(folder: str | Path, repo_id: str, private: bool = False, token: str | None = None,

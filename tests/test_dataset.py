@@ -234,3 +234,54 @@ def test_cli_push_dry_run_sends_nothing(built, capsys):
     out = capsys.readouterr().out
     assert "HfApi().create_repo(" in out and "HfApi().upload_folder(" in out and "dry run" in out
     assert build.data_files(suite_tasks())["loss"] in out
+
+
+# ---------------------------------------------------------------------------------------------- typed rows
+def test_rows_are_typed_and_the_card_declares_them(built, tmp_path):
+    """Shapes are structured features, category/dtype ClassLabels; the card's dataset_info and version say so."""
+    import datasets
+    import yaml
+
+    from multikernelbench.dataset_builder.schema import FORMAT_VERSION, features_json
+
+    suite = sorted(suite_tasks(), key=lambda t: t.id)
+    names = sorted({t.category for t in suite})
+    want = datasets.Features.from_dict(features_json(names))
+    builder = datasets.load_dataset_builder(str(built.folder), cache_dir=str(tmp_path / "cache"))
+    assert str(builder.info.version) == FORMAT_VERSION and builder.info.features == want
+    assert builder.info.splits["test"].num_examples == len(suite)
+    ds = datasets.load_dataset(str(built.folder), split="test", cache_dir=str(tmp_path / "cache"))
+    assert isinstance(ds.features["category"], datasets.ClassLabel) and ds.features["category"].names == names
+    assert isinstance(ds.features["dtype"], datasets.ClassLabel)
+    row, task = ds[0], suite[0]
+    assert ds.features["category"].int2str(row["category"]) == task.category
+    assert ds.features["dtype"].int2str(row["dtype"]) == task.dtype
+    assert {p["name"]: p["size"] for p in row["bench_shape"]} == task.bench_shape
+    assert [{p["name"]: p["size"] for p in s} for s in row["test_shapes"]] == list(task.test_shapes)
+    meta = yaml.safe_load((built.folder / "README.md").read_text().split("---\n", 2)[1])
+    infos = {i["config_name"]: i for i in meta["dataset_info"]}
+    assert set(infos) == {"all"} | set(built.counts)
+    for name, info in infos.items():
+        assert info["features"] == want._to_yaml_list(), name  # the YAML datasets itself writes
+        assert info["splits"][0]["num_examples"] == (len(suite) if name == "all" else built.counts[name])
+    assert {c["config_name"]: c["version"] for c in meta["configs"]} == dict.fromkeys(infos, FORMAT_VERSION)
+
+
+def test_pushed_folder_loads_back_as_the_suite(built, tmp_path, capsys):
+    """`mkb dataset push --local-dir` leaves the folder as the Hub repository would be; it loads back whole."""
+    import datasets
+
+    from multikernelbench.cli.main import main
+
+    dest = tmp_path / "hub-clone"
+    (dest / "data").mkdir(parents=True)
+    (dest / "data" / "gone-00000000.parquet").write_bytes(b"a category that left the suite")
+    assert main(["dataset", "push", "--folder", str(built.folder), "--local-dir", str(dest)]) == 0
+    plan = plan_push(built.folder, "o/n")
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == sorted(plan.files)
+    cache = str(tmp_path / "cache")
+    suite = list(suite_tasks())
+    assert load_from_dataset(datasets.load_dataset(str(dest), split="test", cache_dir=cache)) == suite
+    loss = datasets.load_dataset(str(dest), "loss", split="test", cache_dir=cache)
+    assert load_from_dataset(loss) == [t for t in suite if t.category == "loss"]
+    assert "load_dataset(" in capsys.readouterr().out

@@ -128,3 +128,58 @@ def test_executing_mode_runs_the_engine_with_opt_in(metric):
                              references=ids, allow_code_execution=True, config=config)
     assert got["compilation@1"] == 0.25  # (1/2 + 0) / 2: per task, so sample order across tasks matters
     assert got["pass@1"] == 0.0 and got["num_samples"] == 3
+    # per-sample details beside the scores, in task and sample order, saying why each sample failed
+    details = got["details"]
+    assert [[(d["task_id"], d["sample"]) for d in task] for task in details] == [
+        [("activation.relu", 0), ("activation.relu", 1)], [("activation.tanh", 0)]]
+    assert details[0][1]["status"] == "compile_error" and details[1][0]["status"] == "compile_error"
+    assert details[0][0]["status"] == "runtime_error"
+    assert "fails at run time" in details[0][0]["message"]
+
+
+@pytest.mark.parametrize("record, field", [
+    ({"correct": False}, "'compiled'"),
+    ({"compiled": True, "correct": "yes"}, "'correct'"),
+    ({"compiled": True, "correct": True, "speedup": "2x"}, "'speedup'"),
+    ({"compiled": True, "correct": False, "speedups": 2.0}, "speedups"),
+    (["not", "a", "record"], "expected a record dict"),
+])
+def test_malformed_records_name_the_field(metric, record, field):
+    ok = {"compiled": True, "correct": False}
+    with pytest.raises(ValueError, match=r"predictions\[1\]\[1\].*" + field):
+        metric.compute(predictions=[[ok], [ok, record]], references=["a", "b"])
+
+
+def test_records_may_leave_out_the_optional_fields(metric):
+    got = metric.compute(predictions=[[{"compiled": True, "correct": False},
+                                       {"compiled": True, "correct": True, "speedup": 3.0}]], references=["a"])
+    assert got["pass@1"] == 0.5 and got["geomean_speedup"] == pytest.approx(3.0)
+
+
+def test_a_task_that_is_not_a_list_is_named(metric):
+    with pytest.raises(ValueError, match=r"predictions\[0\]: expected the list"):
+        metric.compute(predictions=[{"compiled": True, "correct": True}], references=["a"])
+
+
+_WITHOUT_LIST = """
+import sys
+import datasets
+if hasattr(datasets, "List"):
+    del datasets.List  # datasets 3.x has no List feature type (it came with 4.0)
+import evaluate
+metric = evaluate.load(sys.argv[1])
+rec = {"compiled": True, "correct": True, "speedup": 2.0}
+print(metric.compute(predictions=[[rec]], references=["a"])["pass@1"])
+"""
+
+
+def test_module_does_not_need_datasets_List(tmp_path):
+    """pyproject allows datasets 3.x, which has no ``datasets.List``: the module must not touch it."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", _WITHOUT_LIST, str(METRIC_DIR)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "1.0"

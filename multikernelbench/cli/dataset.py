@@ -30,8 +30,11 @@ def add_parser(sub) -> None:
                    help="write nothing; exit 1 if the package copy is missing or stale")
     b.set_defaults(func=run_build)
 
-    u = dsub.add_parser("push", help="upload a built dataset to the Hugging Face Hub")
-    u.add_argument("--repo-id", required=True, help="ORG/NAME of the Hub dataset repository")
+    u = dsub.add_parser("push", help="upload a built dataset to the Hugging Face Hub (or lay it out in a folder)")
+    u.add_argument("--repo-id", default=None, help="ORG/NAME of the Hub dataset repository")
+    u.add_argument("--local-dir", type=Path, default=None,
+                   help="instead of uploading, leave this folder as the Hub repository would be after the "
+                        "upload (e.g. a clone of it); load it back with load_dataset(DIR)")
     u.add_argument("--folder", type=Path, default=None,
                    help="a folder built by `mkb dataset build` (default: build one now under --out)")
     u.add_argument("--private", action="store_true", help="create the repository as private")
@@ -88,11 +91,20 @@ def run_build(args) -> int:
 
 
 def run_push(args) -> int:
-    from multikernelbench.dataset_builder.push import PushError, execute, plan_push
+    from multikernelbench.dataset_builder.push import PushError, copy_to_folder, execute, plan_push
 
+    if not args.repo_id and args.local_dir is None:
+        print("mkb dataset push: pass --repo-id ORG/NAME (or --local-dir DIR)", file=sys.stderr)
+        return 2
     try:
         folder = args.folder if args.folder is not None else _build(args).folder
-        plan = plan_push(folder, args.repo_id, private=args.private, tag=not args.no_tag)
+        plan = plan_push(folder, args.repo_id or "local/multikernelbench", private=args.private,
+                         tag=not args.no_tag)
+        if args.local_dir is not None:
+            written = copy_to_folder(plan, args.local_dir)
+            print(f"laid out {len(written)} files in {args.local_dir} as the Hub repository would hold them "
+                  f"(version {plan.version}): load_dataset({str(args.local_dir)!r})")
+            return 0
         print(plan.describe())
         if args.dry_run:
             print("dry run: nothing sent")
