@@ -129,6 +129,15 @@ def refused_param(status: int, body_text: str) -> str | None:
     return None
 
 
+def _omit() -> Any:
+    """The client's marker for "leave this header out" (exported at the top level only by newer clients)."""
+    try:
+        from openai import Omit
+    except ImportError:  # openai < 2
+        from openai._types import Omit
+    return Omit()
+
+
 @register_sampler("openai")
 class OpenAISampler(Sampler):
     def __init__(self, config: OpenAIConfig | None = None, **kwargs: Any) -> None:
@@ -213,7 +222,7 @@ class OpenAISampler(Sampler):
 
         key = os.environ.get(self.config.api_key_env) or ""
         # Without a key, send no Authorization header at all (the client would otherwise refuse to start).
-        no_auth = {} if key else {"Authorization": openai.Omit()}
+        no_auth = {} if key else {"Authorization": _omit()}
         client = openai.AsyncOpenAI(api_key=key or "unset", base_url=self.api_base, max_retries=0,
                                     timeout=self.config.timeout_s)
         sem = asyncio.Semaphore(max(1, self.config.concurrency))
