@@ -88,6 +88,10 @@ except OSError:
     pass
 PY
       ;;
+    spread) B=${SPREAD_BUDGET:-120}; ids=$(sed 's/^/--task /' ${SPREAD_TASKS:-spread_tasks.txt} | tr '\n' ' ')
+      # An independent second measurement of a sample of tasks (own process, seeds and store): #15's spread check.
+      timeout $(( B + 40 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/spread_cuda_h200.jsonl \
+        --db $R/spread.sqlite --budget-s $B $ids ${BASELINE_ARGS} > $R/spread.log 2>&1; echo "rc=$?"; tail -2 $R/spread.log ;;
     baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }
       timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200_eager.jsonl \
         --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log ;;

@@ -22,7 +22,7 @@ def _baseline(tmp_path, out, *extra: str) -> list[dict]:
 def test_precompiled_then_timed_and_resumed(tmp_path):
     out = tmp_path / "b.jsonl"
     trace = tmp_path / "trace.txt"
-    rows = _baseline(tmp_path, out, "--task", "activation.relu", "--trace", str(trace))
+    rows = _baseline(tmp_path, out, "--task", "activation.relu", "--trace", str(trace), "--warmup-workers", "1")
     assert [r["task_id"] for r in rows] == ["activation.relu"]
     r = rows[0]
     assert "compile_error" not in r and "error" not in r and "flags" not in r, r

@@ -58,6 +58,10 @@ class EngineConfig:
     #: with a time limit) end cleanly; unstarted candidates are neither stored nor emitted, so a rerun with
     #: the same store picks them up.
     stop_after_s: float = 0.0
+    #: Reference-only runs: compile each reference ahead of its turn in the build pool (engine/warmup.py).
+    #: Off by default: measured on the H200, a warm-cache compile in the device worker still costs ~6 s of
+    #: the ~9 s cold one (imports, tracing, loading), so more lanes per GPU overlap compiles more cheaply.
+    reference_warmup: bool = False
     trace_path: Path | None = None  # append one line per build/check/timing phase (see engine/trace.py)
     zygote: bool = True  # fork workers from a pre-imported process instead of starting fresh interpreters
     #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.

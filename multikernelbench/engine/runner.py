@@ -175,7 +175,7 @@ class Runner:
         workers = cfg.compile_workers or self.backend.default_compile_workers()
         cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
         warmup = ReferenceWarmup(self.backend, cfg, self.seeds, self.trace, self.zygote) \
-            if cfg.reference_only and cfg.timing.compile_baseline else None
+            if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
         n_built = iter(range(1 << 62))
 
         def past_cutoff(job: _Job) -> bool:
