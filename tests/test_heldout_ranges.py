@@ -82,3 +82,20 @@ def test_report_separates_suite_from_heldout_results(tmp_path):
     assert table.rows == [["m / cpu", "2", "100.0", "100.0", "2", "50.0", "50.0", "+50.0"]]
     suite_only = build_report_data([s for s in data.groups[0].group.tasks["activation.relu"]])
     assert task_set_table(suite_only) is None
+
+
+def test_dataset_build_publishes_a_heldout_config(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from multikernelbench.tasks import load_from_dataset
+    from multikernelbench.tasks.heldout.sets import load_task_set
+
+    assert main(["dataset", "build", "--out", str(tmp_path), "--no-package", "--heldout", "11:2"]) == 0
+    assert "config heldout-11 (" in capsys.readouterr().out
+    (folder,) = tmp_path.iterdir()
+    card = (folder / "README.md").read_text()
+    assert "config_name: heldout-11" in card
+    (data,) = folder.glob("data/heldout-11-*.parquet")
+    import pyarrow.parquet as pq
+
+    got = load_from_dataset(pq.read_table(data))
+    assert [t.id for t in got] == [t.id for t in load_task_set("heldout-11:2")]
