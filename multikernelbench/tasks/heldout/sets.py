@@ -11,6 +11,7 @@ report uses to put a result in the suite or the held-out column.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -59,11 +60,13 @@ def heldout_folder(seed: int, count: int, log=None) -> Path:
 
     folder = cache_root() / f"heldout-{seed}-{count}-{generator_version()}"
     if not (folder / "heldout.json").is_file():
-        tmp = folder.with_name(folder.name + ".tmp")
+        tmp = folder.with_name(f"{folder.name}.tmp{os.getpid()}")  # two processes may generate it at once
         shutil.rmtree(tmp, ignore_errors=True)
         write(generate(seed, count, log=log), tmp)
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
+        try:
+            tmp.rename(folder)
+        except OSError:  # another process finished first: its files are the same bytes
+            shutil.rmtree(tmp, ignore_errors=True)
     return folder
 
 
