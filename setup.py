@@ -5,7 +5,7 @@ multikernelbench namespace, so no bare ``backends`` or ``metrics`` package lands
 are found automatically so new modules need no edit here.
 
 A wheel also carries ``multikernelbench-hfcache.pth`` at its root: one line that runs
-``multikernelbench.hfcache.startup.install()`` at interpreter start; that puts the shipped dataset and metric
+``multikernelbench.hfcache.hook.install()`` at interpreter start; that puts the shipped dataset and metric
 where ``load_dataset("multikernelbench")`` / ``evaluate.load("mkb_speedup")`` look when the Hub is out of
 reach (see multikernelbench/hfcache/__init__.py). Editable installs do not get it (``mkb dataset cache``).
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.hfcache import paths
-from multikernelbench.hfcache.startup import dataset_marker, seed
+from multikernelbench.hfcache.startup import seed
 
 pytest.importorskip("datasets")
 pytest.importorskip("evaluate")
@@ -95,7 +95,7 @@ def test_seeded_caches_load_by_name_offline_from_anywhere(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads((tmp_path / "out.json").read_text())
     _check_loaded(out)
-    assert Path(out["metric_file"]).read_bytes() == (paths.metric_dir() / "mkb_speedup.py").read_bytes()
+    assert Path(out["metric_file"]).read_bytes() == (Path(paths.metric_dir()) / "mkb_speedup.py").read_bytes()
 
 
 def test_without_the_cache_the_bare_names_fail(tmp_path):
@@ -108,21 +108,22 @@ def test_start_up_hook_fills_the_caches_when_datasets_is_imported(tmp_path):
     """install() (the .pth line) defers the work to the import of datasets; a process that never imports it
     writes nothing."""
     hf_home = tmp_path / "hf"
-    prelude = "import multikernelbench.hfcache.startup as s; s.install()"
+    prelude = "import multikernelbench.hfcache.hook as h; h.install()"  # the .pth line
     quiet = _run(f"{prelude}\nimport json", tmp_path, hf_home)
     assert quiet.returncode == 0, quiet.stderr[-2000:]
     assert not hf_home.exists()
     proc = _run(LOAD_BY_NAME.format(prelude=prelude), tmp_path, hf_home, MKB_HF_CACHE_DEBUG="1")
     assert proc.returncode == 0, proc.stderr[-4000:]
     _check_loaded(json.loads((tmp_path / "out.json").read_text()))
-    assert dataset_marker({"HF_HOME": str(hf_home)}, paths.package_dir()).is_file()
+    assert os.path.isfile(paths.dataset_marker({"HF_HOME": str(hf_home)}))
+    assert os.path.isfile(paths.metric_marker({"HF_HOME": str(hf_home)}))
 
 
 def test_start_up_hook_never_breaks_the_interpreter(tmp_path):
     """An unusable cache (HF_HOME is a file) leaves the process working; the hook's error stays silent."""
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
-    proc = _run("import multikernelbench.hfcache.startup as s; s.install()\nimport datasets\nprint('alive')",
+    proc = _run("import multikernelbench.hfcache.hook as h; h.install()\nimport datasets\nprint('alive')",
                 tmp_path, blocker)
     assert proc.returncode == 0 and proc.stdout.strip() == "alive", proc.stderr[-2000:]
     assert proc.stderr.count("multikernelbench") == 0

@@ -123,7 +123,7 @@ def run_cache(args) -> int:
 
     report = seed(force=True)
     if report.dataset:
-        print(f"dataset: {len(report.dataset)} configs under {paths.datasets_cache() / paths.DATASET_NAME} "
+        print(f"dataset: {len(report.dataset)} configs under {paths.dataset_cache_root()} "
               f"(load_dataset(\"{paths.DATASET_NAME}\"))")
     if report.metric:
         print(f"metric: {report.metric} (evaluate.load(\"{paths.METRIC_NAME}\"))")

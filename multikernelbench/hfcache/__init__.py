@@ -16,9 +16,9 @@ is the shipped ``multikernelbench/metrics/mkb_speedup``. A Hub copy (``mkb datas
 published as a Space) is found first whenever the Hub is reachable, under its own ``org/name``.
 
 Who writes the caches: the wheel installs ``multikernelbench-hfcache.pth``, whose one line runs
-:func:`multikernelbench.hfcache.startup.install` at interpreter start. That checks (one hash of the card, a
-few ``stat`` calls) that this copy is already cached and returns; only the first time (or after an upgrade)
-it arranges for the caches to be written right after the process imports ``datasets`` (which needs
-``datasets``; the metric part also ``evaluate``). ``MKB_HF_CACHE=0`` turns it off; ``mkb dataset cache`` does
-the same work on demand (editable installs have no ``.pth``).
+:func:`multikernelbench.hfcache.hook.install` at interpreter start. That checks (two ``stat`` calls) that this
+installed copy is already cached and returns; only the first time (or after an upgrade) it arranges for the
+caches to be written right after the process imports ``datasets`` (:mod:`.startup`; the dataset part needs
+``datasets``, the metric part ``evaluate``). ``MKB_HF_CACHE=0`` turns it off; ``mkb dataset cache`` does the
+same work on demand (editable installs have no ``.pth``).
 """
