@@ -183,3 +183,26 @@ def test_module_does_not_need_datasets_List(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "1.0"
+
+
+def test_folder_is_a_space_whose_widget_scores(metric):
+    """The Space's files are there and consistent, and the data path of evaluate's Gradio widget (what app.py
+    launches) scores a record typed into it; only the Gradio UI itself is not run here (no gradio installed)."""
+    import ast
+
+    import pandas as pd
+    import yaml
+    from evaluate.utils.gradio import infer_gradio_input_types, parse_gradio_data
+
+    header = yaml.safe_load((METRIC_DIR / "README.md").read_text().split("---\n", 2)[1])
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and "evaluate" in header["tags"]
+    app = ast.parse((METRIC_DIR / "app.py").read_text())
+    assert any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "launch_gradio_widget" for n in ast.walk(app))
+    requirements = (METRIC_DIR / "requirements.txt").read_text().split()
+    assert "multikernelbench[metrics]" in requirements
+    names, types = zip(*metric.features[0].items())
+    assert names == ("predictions", "references")
+    table = pd.DataFrame({"predictions": ['[{"compiled": true, "correct": true, "speedup": 2.0}]'],
+                          "references": ['"activation.relu"']})
+    scores = metric.compute(**parse_gradio_data(table, infer_gradio_input_types(types)))
+    assert scores["pass@1"] == 1.0 and scores["geomean_speedup"] == 2.0
