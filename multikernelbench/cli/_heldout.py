@@ -73,8 +73,9 @@ def run_generate(args) -> int:
         print(json.dumps(summary, sort_keys=True))
         return 0
     print(f"{summary['tasks']} tasks ({summary['task_records']} with dtype variants) in {folder}")
-    print(f"drawn {summary['drawn']}, redrawn {summary['redrawn']} ({100 * summary['rejection_rate']:.1f} %): "
-          + ", ".join(f"{k} {v}" for k, v in summary["rejected_by"].items()))
+    why = ", ".join(f"{k} {v}" for k, v in summary["rejected_by"].items())
+    print(f"drawn {summary['drawn']}, redrawn {summary['redrawn']} ({100 * summary['rejection_rate']:.1f} %)"
+          + (f": {why}" if why else ""))
     print("categories: " + ", ".join(f"{k} {v}" for k, v in summary["categories"].items()))
     print(f"use them with --tasks heldout-{args.seed}:{args.count}" if args.out is None else
           f"use them with --tasks {folder}")

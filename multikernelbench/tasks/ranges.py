@@ -34,7 +34,8 @@ class SizeRange:
         return isinstance(value, int) and self.low <= value <= self.high and value % self.multiple == 0
 
 
-def parse_ranges(decl: Mapping[str, Any] | None, test_shapes: Sequence[Mapping[str, Any]] = ()) -> dict[str, SizeRange] | None:
+def parse_ranges(decl: Mapping[str, Any] | None,
+                 test_shapes: Sequence[Mapping[str, Any]] = ()) -> dict[str, SizeRange] | None:
     """``SHAPE_RANGES`` as typed ranges, checked: ints, low <= high, low >= 1, non-empty, and every test
     shape inside (a range that excludes a visible shape is a typo). None when the task declares none."""
     if decl is None:

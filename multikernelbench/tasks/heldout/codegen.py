@@ -65,9 +65,11 @@ def _model(d: Draft) -> list[str]:
 
 def _sizes(d: Draft) -> list[str]:
     keys = list(d.keys)
+    comma = "," if len(keys) == 1 else ""  # a one-name unpacking still needs its tuple
+    lookups = ", ".join(f'shape["{k}"]' for k in keys)
     lines = ["def sizes(shape):",
              '    """The size of every tensor of the forward at ``shape``: the inputs and each step\'s output (t*)."""',
-             f"    {', '.join(keys)}{',' if len(keys) == 1 else ''} = ({', '.join(f'shape[{k!r}]' for k in keys)}{',' if len(keys) == 1 else ''})".replace("'", '"')]
+             f"    {', '.join(keys)}{comma} = ({lookups}{comma})"]
     lines += [f"    {line}" for line in d.size_lines]
     lines += ["    return {"]
     tensors = [(i.name, i.dims) for i in d.inputs] + [(v.name, v.dims) for v in d.values if v.name.startswith("t")]
@@ -78,15 +80,18 @@ def _sizes(d: Draft) -> list[str]:
 
 def _inputs(d: Draft) -> list[str]:
     calls = [i.maker.format(s=f's["{i.name}"]') for i in d.inputs]
-    return (["def get_init_inputs(shape):", f"    return [{', '.join(f'shape[{k!r}]' for k in d.init_keys)}]".replace("'", '"'),
+    init = ", ".join(f'shape["{k}"]' for k in d.init_keys)
+    return (["def get_init_inputs(shape):", f"    return [{init}]",
              "", "", "def get_inputs(shape, gen):", "    s = sizes(shape)", "    return ["]
             + [f"        {c}," for c in calls] + ["    ]"])
 
 
 def _costs(d: Draft) -> list[str]:
     lines = ["def _numel(size):", "    n = 1", "    for x in size:", "        n *= x", "    return n", "", "",
-             "# Cost convention: a multiply-add is 2 flops; elementwise ops 1 per element; batch norm 4, layer / group /",
-             "# instance norm 7, RMS norm 4, L2 normalisation 3, softmax 5 per element; a pool one op per window element;",
+             "# Cost convention: a multiply-add is 2 flops; elementwise ops 1 per element; batch norm 4, "
+             "layer / group /",
+             "# instance norm 7, RMS norm 4, L2 normalisation 3, softmax 5 per element; a pool one op per "
+             "window element;",
              "# a reduction one op per input element (logsumexp 3).",
              "def flops_by_step(shape):",
              '    """(what, flops, counted by torch\'s FlopCounterMode) for every step at ``shape``."""',

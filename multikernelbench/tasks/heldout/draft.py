@@ -97,7 +97,8 @@ class Draft:
 
     def key(self, prefix: str, role: Role) -> str:
         """A new shape key (``c1``, ``f2`` ...) or, for unnumbered names (``batch``), the existing one."""
-        name = prefix if role.kind in ("batch", "spatial") else f"{prefix}{len([k for k in self.keys if k.startswith(prefix)])}"
+        numbered = len([k for k in self.keys if k.startswith(prefix)])
+        name = prefix if role.kind in ("batch", "spatial") else f"{prefix}{numbered}"
         if name not in self.keys:
             self.keys[name] = role
         return name

@@ -44,7 +44,8 @@ def activation(d: Draft, rng: random.Random) -> None:
     fmt = dict(zip("ab", args))
     expr, label = ACTIVATIONS[name]
     v = d.current
-    d.emit("activation", label.format(**fmt), name, expr.format(x=v.name, **fmt), v, _one_per_element(d, label.format(**fmt)),
+    what = label.format(**fmt)
+    d.emit("activation", what, name, expr.format(x=v.name, **fmt), v, _one_per_element(d, what),
            ("activation", name, *args))
 
 

@@ -51,7 +51,8 @@ def group_norm(d: Draft, rng: random.Random) -> None:
     d.require_multiple(key, groups)
     m = d.member("gn", f"nn.GroupNorm({groups}, {d.init_arg(key)})", AFFINE)
     d.emit("group_norm", f"group norm ({groups} groups)", "groupnorm", f"{m}({v.name})", v,
-           _per_element(d, "group norm", 7), ("group_norm", groups), (("group norm weight and bias", f"2 * {v.ref(1)}"),))
+           _per_element(d, "group norm", 7), ("group_norm", groups),
+           (("group norm weight and bias", f"2 * {v.ref(1)}"),))
 
 
 @register("instance_norm", "norm", applies=lambda d: _channels(d) and _spatial(d))
