@@ -74,7 +74,7 @@ def _has_channels(d: Draft) -> bool:
 def channel_affine(d: Draft, rng: random.Random) -> None:
     """A learned per-channel bias or scale (a Parameter of the Model)."""
     v = d.current
-    key = d.init_arg(d.channel_key(v))
+    d.init_arg(d.channel_key(v))  # the parameter is sized by the constructor argument
     size, numel = _channel_param_shape(v)
     if rng.random() < 0.5:
         m = d.member("bias", f"nn.Parameter(torch.randn({size}) * 0.5)")

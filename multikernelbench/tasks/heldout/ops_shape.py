@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from multikernelbench.tasks.heldout.draft import Draft, Value
+from multikernelbench.tasks.heldout.draft import Draft
 from multikernelbench.tasks.heldout.vocabulary import register
 
 AFFINE = ("with torch.no_grad():", "    {m}.weight.uniform_(0.5, 1.5)", "    {m}.bias.uniform_(-0.5, 0.5)")
