@@ -127,3 +127,19 @@ def test_start_up_hook_never_breaks_the_interpreter(tmp_path):
                 tmp_path, blocker)
     assert proc.returncode == 0 and proc.stdout.strip() == "alive", proc.stderr[-2000:]
     assert proc.stderr.count("multikernelbench") == 0
+
+
+def test_cli_cache_fills_both_caches(tmp_path, monkeypatch, capsys):
+    from multikernelbench.cli.main import main
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for key in ("HF_DATASETS_CACHE", "HF_MODULES_CACHE"):
+        monkeypatch.delenv(key, raising=False)
+    assert main(["dataset", "cache"]) == 0
+    out = capsys.readouterr().out
+    assert "16 configs" in out and "evaluate.load(\"mkb_speedup\")" in out
+    assert os.path.isfile(paths.dataset_marker()) and os.path.isfile(paths.metric_marker())
+    from multikernelbench.tasks import load_from_dataset
+
+    configs = {name for name in os.listdir(paths.dataset_cache_root()) if not name.startswith(".")}
+    assert configs == {"all"} | {t.category for t in load_from_dataset()}  # one folder per config
