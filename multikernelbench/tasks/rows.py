@@ -14,10 +14,11 @@ import dataclasses
 import json
 from typing import Any, Mapping, Sequence
 
-from multikernelbench.tasks.record import DTYPE_TOLERANCE, Task
+from multikernelbench.tasks.record import Task
 
-#: ``ClassLabel`` names of ``dtype``: every dtype the harness knows, fixed so that adding a task never renumbers.
-DTYPE_NAMES: tuple[str, ...] = tuple(sorted(DTYPE_TOLERANCE))
+#: ``ClassLabel`` names of ``dtype``, in a fixed order so that no label is ever renumbered: a dtype added to
+#: DTYPE_TOLERANCE goes at the end here (to_dataset_row refuses a dtype missing from this list).
+DTYPE_NAMES: tuple[str, ...] = ("bfloat16", "float16", "float32", "float64")
 SHAPE_FIELDS = ("test_shapes", "bench_shape", "cpu_bench_shape")
 LABEL_FIELDS = ("category", "dtype")
 
