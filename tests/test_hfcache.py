@@ -65,22 +65,35 @@ def _check_loaded(out: dict) -> None:
     assert out["pass@1"] == 0.5
 
 
+_PROBE = textwrap.dedent("""
+    import importlib, json, os, sys
+    import datasets.config as d, evaluate.config as e
+    out = []
+    for case in json.loads(sys.argv[2]):
+        for key in ("HF_HOME", "XDG_CACHE_HOME", "HF_DATASETS_CACHE", "HF_MODULES_CACHE"):
+            os.environ.pop(key, None)
+        os.environ.update(case)
+        out.append([str(importlib.reload(d).HF_DATASETS_CACHE), str(importlib.reload(e).HF_MODULES_CACHE)])
+    json.dump(out, open(sys.argv[1], "w"))
+""")
+
+
 def test_cache_paths_are_the_libraries_own(tmp_path):
-    """paths.py repeats how datasets/evaluate locate their caches; a change in either library fails here."""
-    probe = ("import json, sys, datasets.config as d, evaluate.config as e; "
-             "json.dump([str(d.HF_DATASETS_CACHE), str(e.HF_MODULES_CACHE)], open(sys.argv[1], 'w'))")
+    """paths.py repeats how datasets/evaluate locate their caches; a change in either library fails here
+    (one subprocess; the libraries' config modules are reloaded under each environment)."""
     cases = [{"HF_HOME": str(tmp_path / "home")}, {"XDG_CACHE_HOME": str(tmp_path / "xdg")},
              {"HF_HOME": str(tmp_path / "h"), "HF_DATASETS_CACHE": str(tmp_path / "d"),
               "HF_MODULES_CACHE": str(tmp_path / "m")}]
-    for case in cases:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(tmp_path / "p.json"), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads((tmp_path / "p.json").read_text())
+    for case, (datasets_dir, modules_dir) in zip(cases, got):
         env = {k: v for k, v in os.environ.items()
                if k not in ("HF_HOME", "XDG_CACHE_HOME", "HF_DATASETS_CACHE", "HF_MODULES_CACHE")}
         env.update(case)
-        proc = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "p.json")], env=env,
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        assert json.loads((tmp_path / "p.json").read_text()) == [str(paths.datasets_cache(env)),
-                                                                 str(paths.modules_cache(env))], case
+        assert [datasets_dir, modules_dir] == [paths.datasets_cache(env), paths.modules_cache(env)], case
+    assert len(got) == len(cases)
 
 
 def test_seeded_caches_load_by_name_offline_from_anywhere(tmp_path):
