@@ -167,3 +167,61 @@ def test_lanes_sharing_a_device_take_turns(suite, tmp_path):
     assert a1 <= b0 or b1 <= a0, ((a0, a1), (b0, b1))  # the checks took turns
     (la0, la1), (lb0, lb1) = (span(c.code_hash, "load") for c in cands)
     assert max(la0, lb0) < min(la1, lb1), ((la0, la1), (lb0, lb1))  # the loads overlapped
+
+
+def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
+    """Reference-only (the baseline) with two lanes on one device: each torch.compile request makes its
+    inputs in one turn and runs its first compiled call in another, compiles outside both, and no turn or
+    timing overlaps the other lane's timing. Real workers, real torch.compile on the CPU."""
+    import threading
+
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.reference import ReferenceService, SeedSource
+    from multikernelbench.engine.runner import reference_candidates
+    from multikernelbench.engine.trace import Trace
+    from multikernelbench.records import EvalResult
+
+    trace_path = tmp_path / "trace.log"
+    cfg = EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=3, reference_only=True,
+                       trace_path=trace_path, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1,
+                                                                  compile_baseline=True))
+    backend = get_backend("cpu")
+    trace, seeds, lock = Trace(trace_path), SeedSource(3), threading.Lock()
+    tasks = [suite[RELU], suite["activation.tanh"]]
+    results = [EvalResult(task_id=t.id, task_hash=t.content_hash, backend="cpu", candidate="reference",
+                          code_hash="reference", status=Status.RUNTIME_ERROR) for t in tasks]
+
+    def device(task, r: EvalResult) -> None:
+        CandidateEvaluation(task, "", tmp_path / "builds" / "ref", backend, cfg, seeds,
+                            ReferenceService(backend.device()), trace=trace, device_lock=lock).run(r)
+
+    assert len(reference_candidates(tasks)) == 2
+    threads = [threading.Thread(target=device, args=(t, r)) for t, r in zip(tasks, results)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert all(r.status == Status.CORRECT and r.compile_timing is not None for r in results), \
+        [(r.status, r.message, r.flags) for r in results]
+
+    events: dict[str, list[tuple[float, str]]] = {t.id: [] for t in tasks}
+    for line in trace_path.read_text().splitlines():
+        stamp = float(line.split("+", 1)[1].split("s", 1)[0])
+        who, what = line.split("s ", 1)[1].split(": ", 1)
+        events[who.split(" [")[0]].append((stamp, what))
+    busy: dict[str, list[tuple[float, float]]] = {}
+    for task_id, ev in events.items():
+        takes = [s for s, w in ev if w == "device turn taken"]
+        gives = [s for s, w in ev if w == "device turn given back"]
+        assert len(takes) == len(gives) == 2, ev  # inputs and weights; the first compiled call
+        # Compiled between the two turns, holding nothing: importing inductor and compiling alone take seconds
+        # (a turn taken before the compile instead of at its end would follow the first at once).
+        assert takes[1] - gives[0] >= 1.0, ev
+        t0 = next(s for s, w in ev if w.startswith("time start"))
+        t1 = next(s for s, w in ev if w.startswith("time end"))
+        busy[task_id] = list(zip(takes, gives)) + [(t0, t1)]
+    (a, b) = busy.values()
+    for x0, x1 in a:
+        for y0, y1 in b:
+            assert x1 <= y0 or y1 <= x0, (a, b)  # trace stamps are 0.1 s: touching ends are fine

@@ -18,8 +18,8 @@ from multikernelbench.backends.base import Backend
 from multikernelbench.engine.checking import compare_outputs, inputs_unchanged, meta_mismatch, sample_flat, sample_positions
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.fresh import FreshPlanner
-from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, Done, Load, Setup,
-                                              Time, Timed)
+from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
+                                              Load, Setup, Time, Timed, TurnGranted)
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.trace import Trace, trace_label
@@ -43,6 +43,8 @@ class CandidateEvaluation:
         #: Held around every step that runs kernels on the device (checks, timing, reading back verified
         #: outputs) when several lanes share one GPU; worker start, load and torch.compile run outside it.
         self.device_lock = device_lock if device_lock is not None else contextlib.nullcontext()
+        self.shares_device = device_lock is not None
+        self._turn_held = False
         self.backend, self.config, self.seeds, self.refs = backend, config, seeds, refs
         self.env = {**backend.worker_env(self.build_dir), **(env_extra or {})}
         self.zygote = zygote
@@ -257,10 +259,17 @@ class CandidateEvaluation:
         the reply is still judged."""
         cfg = self.config
         try:
-            reply, _ = session.call(CompileBaseline(shape=shape, weight_seed=weight_seed,
-                                                    seed=self.seeds.next("compile", self.task.id)),
-                                    timeout=cfg.timing.compile_baseline_timeout_s,
-                                    what="compiling the torch.compile baseline", expect=BaselineCompiled)
+            try:
+                reply, _ = session.call(CompileBaseline(shape=shape, weight_seed=weight_seed,
+                                                        seed=self.seeds.next("compile", self.task.id),
+                                                        take_turns=self.shares_device),
+                                        timeout=cfg.timing.compile_baseline_timeout_s,
+                                        what="compiling the torch.compile baseline", expect=BaselineCompiled,
+                                        on_turn=self._turn if self.shares_device else None)
+            finally:
+                if self._turn_held:  # whatever the worker did, the GPU is free again when its request ends
+                    self._turn_held = False
+                    self.device_lock.release()
             if reply.torch_rebinds:
                 result.flags.append("torch API rebound while the baseline compiled (not judged): "
                                     + ", ".join(reply.torch_rebinds[:20]))
@@ -272,6 +281,19 @@ class CandidateEvaluation:
             if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
                 session = self._session()
             return session, False
+
+    def _turn(self, ask: DeviceTurn) -> TurnGranted:
+        """The worker's GPU steps inside its compile request wait for the lanes' shared lock (worker side:
+        engine/device_turns.py)."""
+        if ask.take and not self._turn_held:
+            self.device_lock.acquire()
+            self._turn_held = True
+            self.trace(self.who, "device turn taken")
+        elif not ask.take and self._turn_held:
+            self.trace(self.who, "device turn given back")  # before the release: the trace stays ordered
+            self._turn_held = False
+            self.device_lock.release()
+        return TurnGranted()
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction

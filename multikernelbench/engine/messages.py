@@ -9,7 +9,8 @@ exception's type); tensors travel beside the header (see :mod:`multikernelbench.
 Conversation: the parent sends a request; the worker answers with exactly one final reply, except during
 :class:`Time`, where it may first send any number of :class:`FreshAsk` messages, each answered by a
 :class:`FreshGrant` (the seeds of the next sample's inputs and which held outputs to sample; see
-:mod:`multikernelbench.engine.fresh`).
+:mod:`multikernelbench.engine.fresh`), and during :class:`CompileBaseline` with ``take_turns``, where it
+asks for and gives back the shared GPU with :class:`DeviceTurn`, each answered by :class:`TurnGranted`.
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ class CompileBaseline(Message):
     shape: dict[str, Any]
     weight_seed: int
     seed: int
+    #: Lanes share this GPU: run on it only between DeviceTurn(take=True) and DeviceTurn(take=False), and
+    #: compile (CPU work) outside those turns.
+    take_turns: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,20 @@ class FreshAsk(Message):
 
     fn: str
     calls: int
+
+
+@dataclass(frozen=True)
+class DeviceTurn(Message):
+    """Worker -> parent: take (``take``) or give back the GPU that several lanes share. The parent answers
+    once it holds (or has released) the GPU's lock, so no other lane's clock runs while this worker uses the
+    device; whatever the worker does, the parent releases the lock when the request ends."""
+
+    take: bool
+
+
+@dataclass(frozen=True)
+class TurnGranted(Message):
+    """Parent -> worker: the DeviceTurn is done."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from multikernelbench.anticheat import judge
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.engine.messages import Done, ErrorKind, Failed, FreshAsk, Message, Setup
+from multikernelbench.engine.messages import DeviceTurn, Done, ErrorKind, Failed, FreshAsk, Message, Setup
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
 from multikernelbench.engine.trace import Trace
 from multikernelbench.records import FailureKind, Status
@@ -68,12 +68,14 @@ class WorkerSession:
 
     def call(self, request: Message, payload: Any = None, *, timeout: float, what: str,
              expect: type | tuple[type, ...] = Message, on_fresh: Callable[[FreshAsk], Message] | None = None,
+             on_turn: Callable[[DeviceTurn], Message] | None = None,
              judge_evidence: bool = True) -> tuple[Any, Any]:
         """Send ``request`` and return the final reply, an instance of ``expect``. Raises :class:`Verdict` on a
         timeout, a dead worker, a :class:`Failed` reply, a reply of another type (the channel is reachable from
         candidate code: a stray message is a protocol violation, not a harness error), or (with an anti-cheat
         config) convicting behaviour evidence in any reply, failed or not. ``on_fresh`` answers the worker's
-        FreshAsk messages during a Time request."""
+        FreshAsk messages during a Time request, ``on_turn`` its DeviceTurn messages during a CompileBaseline
+        (without a handler either one is a stray message)."""
         kind = request.op()
         timeout = self._timeout(timeout)
         deadline = time.monotonic() + timeout
@@ -87,6 +89,9 @@ class WorkerSession:
                 reply = Message.from_header(header)
                 if isinstance(reply, FreshAsk) and on_fresh is not None:
                     self.worker.send(on_fresh(reply).to_header())
+                    continue
+                if isinstance(reply, DeviceTurn) and on_turn is not None:
+                    self.worker.send(on_turn(reply).to_header())
                     continue
                 break
         except WorkerTimeout as exc:

@@ -19,8 +19,8 @@ from typing import Any, Callable
 from multikernelbench.engine import protocol
 from multikernelbench.engine.fresh import flatten
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
-                                              Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load, Message,
-                                              Setup, Time, Timed)
+                                              DeviceTurn, Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load,
+                                              Message, Setup, Time, Timed, TurnGranted)
 
 _perf_counter_ns = time.perf_counter_ns  # bound before candidate code can patch the time module
 
@@ -65,12 +65,12 @@ class Channel:
     def send(self, msg: Message, payload: Any = None) -> None:
         protocol.send(self.conn, msg.to_header(), payload)
 
-    def ask(self, msg: FreshAsk) -> FreshGrant:
+    def ask(self, msg: FreshAsk | DeviceTurn, expect: type = FreshGrant) -> Any:
         self.send(msg)
         header, _ = protocol.recv(self.conn)
         answer = Message.from_header(header)
-        if not isinstance(answer, FreshGrant):
-            raise RequestFailed(ErrorKind.PROTOCOL, f"expected FreshGrant, got {type(answer).__name__}")
+        if not isinstance(answer, expect):
+            raise RequestFailed(ErrorKind.PROTOCOL, f"expected {expect.__name__}, got {type(answer).__name__}")
         return answer
 
 
@@ -273,19 +273,26 @@ class WorkerState:
         from torch._inductor import config as inductor_config
 
         from multikernelbench.anticheat import runtime
+        from multikernelbench.engine.device_turns import DeviceTurns
         from multikernelbench.tasks.module import make_inputs
 
-        example = make_inputs(self.task_mod, msg.shape, msg.seed, self.task.dtype, self.backend.device())
-        ref = self._model("reference", msg.shape, msg.weight_seed)
+        turns = DeviceTurns(lambda take: self.channel.ask(DeviceTurn(take), TurnGranted), msg.take_turns)
+        with turns.turn():  # inputs and weights are made on the device
+            example = make_inputs(self.task_mod, msg.shape, msg.seed, self.task.dtype, self.backend.device())
+            ref = self._model("reference", msg.shape, msg.weight_seed)
+            self.backend.synchronize()
         before = self.evidence()  # the candidate's doing so far: judged by the parent like any other evidence
         # In-process compilation: inductor's default pool (a thread plus one process per core) would be
         # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
         inductor_config.compile_threads = 1
         compiled = torch.compile(ref)
         known = runtime.python_threads()
-        with torch.no_grad():
-            compiled(*example)  # compiles now; threads started by the harness' compile are not the candidate's
-        self.backend.synchronize()
+        try:
+            with torch.no_grad(), turns.from_compile_end():
+                compiled(*example)  # compiles now; threads started by the harness' compile are not the candidate's
+                self.backend.synchronize()
+        finally:
+            turns.give()
         del example
         self.threads_before.update({i: n for i, n in runtime.python_threads().items() if i not in known})
         # torch.compile legitimately rebinds torch internals: later evidence is judged against a snapshot
