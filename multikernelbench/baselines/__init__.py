@@ -7,6 +7,9 @@ in the format of :func:`multikernelbench.cli.baseline.row`. Extra keys are ignor
 
 A row is only used for a result whose task content is the one the row measured (``task_hash``): after a
 task's shape or code changed, its old time says nothing about the new task, and the report calls it stale.
+A row with a ``suspect`` key (a measurement whose own statistics or an independent repeat say the GPU was
+not the timer's alone; see ``scripts/mark_suspect_baseline.py``) is kept in the file for the record but
+never used.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Match(enum.Enum):
     MISSING = "missing"  # no row for the task id
     STALE = "stale"  # a row, but for other task content (task_hash differs)
     FAILED = "failed"  # the row records that the reference could not be timed
+    SUSPECT = "suspect"  # timed, but the measurement is not trusted (the row says why)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class BaselineRow:
     eager_fraction: float | None  # roofline bound / eager median
     compiled_fraction: float | None
     error: str = ""
+    suspect: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -75,7 +80,7 @@ class BaselineRow:
                    backend=str(d.get("backend", "")), dtype=dtype, eager_ms=eager_ms, compiled_ms=compiled_ms,
                    eager_fraction=fraction("eager_roofline_fraction", eager_ms),
                    compiled_fraction=fraction("compiled_roofline_fraction", compiled_ms),
-                   error=str(d.get("error") or ""), raw=d)
+                   error=str(d.get("error") or ""), suspect=str(d.get("suspect") or ""), raw=d)
 
 
 def _positive(value: Any) -> float | None:
@@ -116,6 +121,8 @@ class Baseline:
             return Match.STALE, row
         if row.error or row.eager_ms is None:
             return Match.FAILED, row
+        if row.suspect:
+            return Match.SUSPECT, row
         return Match.OK, row
 
     def eager_fraction(self, task_id: str, task_hash: str) -> float | None:

@@ -157,18 +157,19 @@ def baseline_table(data: ReportData) -> Table:
     """Which hardware each figure comes from, and how the baseline covers each group's tasks."""
     ref = data.baseline.label if data.baseline is not None else NA
     columns = ["Model / platform", "results hardware", "baseline hardware", "tasks", "baseline ok", "stale",
-               "missing", "not timed", "SOL tasks", "eager ≥ bound", "faster than bound"]
+               "missing", "not timed", "suspect", "SOL tasks", "eager ≥ bound", "faster than bound"]
     rows = []
     for g in data.groups:
         m, s = g.baseline.matches, g.scores or {}
         rows.append([g.name, g.baseline.hardware_text, ref, str(len(g.group.tasks))]
-                    + [str(m.get(x, 0)) for x in (Match.OK, Match.STALE, Match.MISSING, Match.FAILED)]
+                    + [str(m.get(x, 0)) for x in (Match.OK, Match.STALE, Match.MISSING, Match.FAILED,
+                                                                  Match.SUSPECT)]
                     + [str(s.get("sol_num_tasks", 0)), str(s.get("sol_tasks_degenerate", 0)),
                        str(s.get("sol_samples_above_bound", 0))])
     source = data.baseline.source if data.baseline is not None else ""
     return Table("baseline", "Hardware and baseline", columns, rows,
                  note=f"Baseline file: {source}. A row counts only for the task content it measured (stale: the "
-                      "task changed since); 'eager ≥ bound': tasks left out of SOL because the eager reference "
+                      "task changed since), suspect: kept but not trusted (the row says why); 'eager ≥ bound': tasks left out of SOL because the eager reference "
                       "already reaches the roofline; 'faster than bound': correct samples clamped to SOL 1.0 "
                       "(a cost-model error or a cheat to check).")
 
