@@ -149,3 +149,20 @@ def test_fresh_shapes_catch_a_shape_specialised_candidate(generated, tmp_path):
     (fresh,) = evaluate_candidates([task], [cand], _config(tmp_path / "b", fresh=3))
     assert fresh.status == Status.INCORRECT
     assert "fresh shape" in fresh.message and "fresh shapes: failed" in fresh.flags
+
+
+def test_a_stored_result_without_fresh_shapes_is_judged_again(generated, tmp_path):
+    """Results are keyed by code: a correct result stored by a plain run is not reused by a --fresh-shapes
+    run on the same store (it would skip the very check asked for); it is evaluated again and replaced."""
+    from multikernelbench.store import ResultStore
+
+    _, _, _, tasks = generated
+    task = next(t for t in tasks if t.dtype == "float32")
+    cand = Candidate(task_id=task.id, source=task.source + SPECIALISED, label="specialised")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        (plain,) = evaluate_candidates([task], [cand], _config(tmp_path / "b"), store=store)
+        assert plain.status == Status.CORRECT, plain.message
+        (fresh,) = evaluate_candidates([task], [cand], _config(tmp_path / "b", fresh=3), store=store)
+        assert fresh.status == Status.INCORRECT, fresh.message
+        (again,) = evaluate_candidates([task], [cand], _config(tmp_path / "b", fresh=3), store=store)
+        assert again.status == Status.INCORRECT and again.started_at == fresh.started_at  # now reused

@@ -123,11 +123,6 @@ def run(args) -> int:
         runner = Runner(config, store, on_result=json_printer if args.json else None,
                         progress=not args.no_progress)
         results = runner.evaluate(tasks, candidates)
-    stale = [r for r in results if config.fresh_shapes and r.status.value == "correct"
-             and not any(f.startswith("fresh shapes:") for f in r.flags)]
-    if stale:  # results are keyed by code, not by the checks they had: a resumed one skipped the fresh shapes
-        _note(f"{len(stale)} correct result(s) came from {args.db} as judged before, without --fresh-shapes; "
-              "use a new --db to check them on fresh shapes")
     if not args.json:
         print_table(list(zip(results, candidates)), f"{len(results)} results on {args.backend} -> {args.db}")
     return 0

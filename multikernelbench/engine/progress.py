@@ -163,7 +163,7 @@ class Progress:
             return
         with self._lock:
             self._state.stages[name] = _Stage(name, total, time.monotonic())
-            if name == "compile":
+            if name != "evaluate":  # evaluate's clock starts with its first real work (see advance)
                 self._state.stages[name].active_since = time.monotonic()
             if self._bar is not None:
                 self._ids[name] = self._bar.add_task(self._state.stages[name].title, total=total, eta="", now="")

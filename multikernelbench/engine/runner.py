@@ -106,6 +106,8 @@ class Runner:
                 continue
             stored = self.store.get(task.id, task.content_hash, self.backend.name, self.hardware,
                                     cand.code_hash) if self.store else None
+            if stored is not None and not self._reusable(stored):
+                stored = None  # judged without a check this run asks for: evaluated again, then replaced
             if stored is not None:
                 self.store.put_label(stored, self._label(cand, task))
                 results[i] = stored
@@ -129,6 +131,13 @@ class Runner:
                 if self.zygote is not None:
                     self.zygote.close()
         return [results[i] for i in range(len(candidates))]
+
+    def _reusable(self, stored: EvalResult) -> bool:
+        """Results are keyed by code, not by the checks they had: a correct result stored without the fresh
+        shapes this run asks for (``--fresh-shapes``) does not answer it."""
+        if self.config.fresh_shapes and stored.status == Status.CORRECT:
+            return any(f.startswith("fresh shapes:") for f in stored.flags)
+        return True
 
     def _start_zygote(self):
         """A pre-imported process to fork workers from (saves ~4 s of CPU per worker); None to use fresh
