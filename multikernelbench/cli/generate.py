@@ -8,7 +8,6 @@ output is noise — for smoke tests only). Progress goes to stderr: bars on a te
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
