@@ -3,7 +3,8 @@
 Two generators feed the same pipeline: the tiny transformers model built in code (random weights, locally
 trained tokenizer — its output is noise, so it yields no code and exercises the no-code path) and a local
 OpenAI-compatible server scripted to answer with real kernels (so the engine compiles and checks them).
-vLLM is exercised only through a stand-in module with vLLM's documented API (vLLM is not installable here).
+In this suite vLLM is exercised through a stand-in module with vLLM's documented API (the real engine is a
+3.4 GB install kept out of CI: tests/real_vllm/, run by scripts/vllm_check.sh).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def test_end_to_end_generate_extract_evaluate_store(tmp_path, tiny):
 
 
 def test_vllm_sampler_through_a_stand_in_module(tmp_path, monkeypatch):
-    """vLLM cannot be installed here: a stand-in with vLLM's documented offline API drives the same path."""
+    """Without the real engine (tests/real_vllm/ has it): a stand-in with vLLM's documented offline API drives
+    the same path."""
     calls = {}
 
     class SamplingParamsStub:
