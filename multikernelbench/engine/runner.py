@@ -7,9 +7,10 @@
   timing on the GPU) a built candidate goes straight to a free device lane while later ones still build;
   where both share the cores (the CPU backend) the device stage starts after the last build, so builds
   never run inside a CPU candidate's clock.
-* **One lane per GPU.** A lane is a thread with its own :class:`ReferenceService` on that GPU and device
+* **Lanes per GPU.** A lane is a thread with its own :class:`ReferenceService` on its GPU and device
   workers that see only that GPU (``CUDA_VISIBLE_DEVICES``); the parent's reference work and the lane's
-  worker never use the GPU at the same time. Results are written as each candidate finishes (the store is
+  worker never use the GPU at the same time. ``lanes_per_gpu`` > 1 lanes share a GPU through one lock
+  held for every step that runs kernels, so only their CPU work overlaps (the suite baseline uses 6). Results are written as each candidate finishes (the store is
   only touched from the calling thread), so an interrupted run resumes where it stopped.
 
 Each build and each device stage happens in a fresh worker process, so one candidate cannot leave state
@@ -18,6 +19,7 @@ Each build and each device stage happens in a fresh worker process, so one candi
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import sys
@@ -176,16 +178,17 @@ class Runner:
             remaining[job.task.id] = remaining.get(job.task.id, 0) + 1
         lock = threading.Lock()
         lanes = self.lanes()
-        # One lock per GPU, held while a lane's worker runs checks or timing on it: lanes that share a GPU
-        # overlap only their untimed steps (worker start, load, torch.compile), never two clocks or a clock
-        # and another lane's kernels. (CPU lanes are for correctness-only runs and take no lock.)
+        # One lock per GPU, held while a lane's worker runs kernels on it (checks, timing, and the device steps
+        # of a torch.compile request: engine/device_turns.py): lanes that share a GPU overlap only their CPU
+        # work (worker start, load, compiling), never a clock and another lane's kernels. (CPU lanes are for
+        # correctness-only runs and take no lock.)
         device_locks = {g: threading.Lock() for g in set(lanes) if g is not None}
         overlap = self.backend.overlap_compile_with_timing
         workers = cfg.compile_workers or self.backend.default_compile_workers()
         cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
         warmup = ReferenceWarmup(self.backend, cfg, self.seeds, self.trace, self.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
-        n_built = iter(range(1 << 62))
+        n_built = itertools.count()
 
         def past_cutoff(job: _Job) -> bool:
             if cutoff is None or time.monotonic() < cutoff:
@@ -279,7 +282,7 @@ class Runner:
     def _device(self, job: _Job, refs: ReferenceService, gpu: int | None, device_lock=None) -> None:
         self.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
         env = self.backend.lane_env(gpu)
-        if self.config.reference_only:  # the warm-up stage filled this cache with the reference's compile
+        if self.config.reference_only:  # references' shared compile cache (warm-up stage, earlier runs)
             env = {**env, **reference_cache_env(self.config, self.backend)}
         try:
             CandidateEvaluation(job.task, job.cand.source, self.build_dir(job.cand), self.backend, self.config,
