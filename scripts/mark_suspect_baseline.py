@@ -20,14 +20,12 @@ import statistics
 import sys
 from pathlib import Path
 
+from multikernelbench.baselines import load_baseline
+
 
 def read(path: Path) -> dict[str, dict]:
-    rows = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            rows[d["task_id"]] = d  # a later line replaces an earlier one, as the readers do
-    return rows
+    """Raw rows by task id, parsed by the readers' own parser (a later line replaces an earlier one)."""
+    return {task_id: row.raw for task_id, row in load_baseline(path).rows.items()}
 
 
 def skew(stats: dict | None) -> float | None:

@@ -90,6 +90,11 @@ def provenance() -> dict[str, str]:
             "mkb_commit": commit or "unknown"}
 
 
+def _both_ends(text: str) -> str:
+    """A message cut to fit a row: the exception's own message is at the end of a traceback, so keep both ends."""
+    return text if len(text) <= 1200 else f"{text[:300]} [...] {text[-900:]}"
+
+
 def row(task, r: EvalResult, on_cpu: bool, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """One baseline line (the format `mkb report` and the committed baseline files use)."""
     from multikernelbench.roofline import roofline_fraction
@@ -101,7 +106,7 @@ def row(task, r: EvalResult, on_cpu: bool, extra: dict[str, Any] | None = None) 
                            **(extra or {})}
     if r.status != Status.CORRECT:
         msg = f"{r.status.value}: {r.message}"
-        out["error"] = msg if len(msg) <= 1200 else f"{msg[:300]} [...] {msg[-900:]}"
+        out["error"] = _both_ends(msg)
         return out
     if r.compile_time_s is not None:
         out["warmup_s"] = round(r.compile_time_s, 2)  # the ahead-of-time torch.compile (engine/warmup.py)
@@ -112,9 +117,8 @@ def row(task, r: EvalResult, on_cpu: bool, extra: dict[str, Any] | None = None) 
     if r.compile_timing is not None and r.eager_timing is not None:
         out["compile_speedup"] = r.eager_timing.median_ms / r.compile_timing.median_ms
     problems = [f for f in r.flags if f.startswith("no torch.compile baseline")]
-    if problems:  # the exception's own message is at the end of a traceback: keep both ends
-        p = problems[0]
-        out["compile_error"] = p if len(p) <= 1200 else f"{p[:300]} [...] {p[-900:]}"
+    if problems:
+        out["compile_error"] = _both_ends(problems[0])
     other = [f for f in r.flags if not f.startswith(("no torch.compile baseline", "fresh inputs:",
                                                      "reference warm-up compile failed"))]
     if other:
