@@ -8,7 +8,8 @@
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
-# COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three).
+# COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three), BASELINE_TASKS (a file of
+# task ids for step baseline), SPREAD_TASKS (the same for step spread).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}
@@ -66,8 +67,10 @@ PY
       # Copy $R/baseline_cuda_h200.jsonl back by hand (and into the checkout, so the next call resumes it).
       FROM=${BASELINE_FROM:-multikernelbench/baselines/cuda_h200.jsonl}
       [ -f $R/baseline_cuda_h200.jsonl ] || { [ "$FROM" = none ] && : > $R/baseline_cuda_h200.jsonl || cp $FROM $R/baseline_cuda_h200.jsonl; }
+      # BASELINE_TASKS: a file of task ids (one per line) to measure instead of the whole suite.
+      ids=$([ -n "$BASELINE_TASKS" ] && sed 's/^/--task /' $BASELINE_TASKS | tr '\n' ' ')
       timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200.jsonl \
-        --budget-s $B --trace $R/baseline.trace ${BASELINE_ARGS} > $R/baseline.log 2>&1; echo "rc=$?"; tail -3 $R/baseline.log
+        --budget-s $B --trace $R/baseline.trace $ids ${BASELINE_ARGS} > $R/baseline.log 2>&1; echo "rc=$?"; tail -3 $R/baseline.log
       python3 - $R/baseline_cuda_h200.jsonl $R/baseline.trace <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
