@@ -14,7 +14,8 @@ TEST_SHAPES = [
     {"batch": 4, "m": 64, "k": 100, "n": 48},
     {"batch": 3, "m": 33, "k": 257, "n": 129},
 ]
-BENCH_SHAPE = {"batch": 128, "m": 1024, "k": 2048, "n": 2048}
+# k=64 keeps the GEMM short so the eager epilogue dominates: modelled eager fraction 0.44 fp32 / 0.09 bf16 on an H200
+BENCH_SHAPE = {"batch": 256, "m": 2048, "k": 64, "n": 4096}
 CPU_BENCH_SHAPE = {"batch": 2, "m": 256, "k": 256, "n": 512}
 # The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
 # algorithms and accumulation orders, so fp32 is widened to 1e-3.

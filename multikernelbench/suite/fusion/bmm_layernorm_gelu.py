@@ -14,7 +14,8 @@ TEST_SHAPES = [
     {"batch": 4, "m": 64, "k": 100, "n": 48},
     {"batch": 3, "m": 33, "k": 257, "n": 129},
 ]
-BENCH_SHAPE = {"batch": 128, "m": 1024, "k": 2048, "n": 2048}
+# k=64 keeps the GEMM short so the eager epilogue dominates: modelled eager fraction 0.39 fp32 / 0.20 bf16 on an H200
+BENCH_SHAPE = {"batch": 128, "m": 2048, "k": 64, "n": 4096}
 CPU_BENCH_SHAPE = {"batch": 2, "m": 256, "k": 256, "n": 512}
 # Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
 SHAPE_RANGES = {"batch": (1, 6), "m": (1, 80), "k": (1, 300), "n": (2, 160)}

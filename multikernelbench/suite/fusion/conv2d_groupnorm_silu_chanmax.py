@@ -14,7 +14,12 @@ TEST_SHAPES = [
     {"batch": 1, "in_channels": 16, "out_channels": 33, "height": 32, "width": 33, "groups": 3},
     {"batch": 3, "in_channels": 5, "out_channels": 12, "height": 37, "width": 13, "groups": 4},
 ]
-BENCH_SHAPE = {"batch": 512, "in_channels": 256, "out_channels": 512, "height": 32, "width": 32, "groups": 8}
+# The old bench shape (512 x 256->512 channels, 32x32, valid 3x3, stride 1) ran in fp32 at 2.2x this count's
+# bound (9-10 ms vs 21.5 ms) with TF32 off, while 'same'-padded siblings at the same channels ran at 0.5: cuDNN
+# picked a reduced-arithmetic (Winograd/FFT) algorithm there, so the direct-conv flops() overstated the work.
+# This is convolution.conv2d_3x3_valid's shape, which cuDNN runs as a direct conv (measured fraction 0.61), so
+# the count is honest here: modelled eager fraction 0.58 fp32 / 0.47 bf16 on an H200.
+BENCH_SHAPE = {"batch": 64, "in_channels": 256, "out_channels": 256, "height": 112, "width": 112, "groups": 8}
 CPU_BENCH_SHAPE = {"batch": 1, "in_channels": 32, "out_channels": 64, "height": 64, "width": 64, "groups": 4}
 # The convolution sums hundreds of products before the epilogue; fp32 rounding differs between
 # algorithms and accumulation orders, so fp32 is widened to 1e-3.

@@ -11,7 +11,8 @@ TEST_SHAPES = [
     {"batch": 3, "seq": 37, "in_features": 64, "out_features": 100},
     {"batch": 1, "seq": 100, "in_features": 129, "out_features": 257},
 ]
-BENCH_SHAPE = {"batch": 64, "seq": 512, "in_features": 4096, "out_features": 4096}
+# in_features=128 keeps the GEMM short so the eager epilogue dominates: modelled eager fraction 0.50 fp32 / 0.12 bf16 on an H200
+BENCH_SHAPE = {"batch": 128, "seq": 512, "in_features": 128, "out_features": 16384}
 CPU_BENCH_SHAPE = {"batch": 1, "seq": 64, "in_features": 1024, "out_features": 1024}
 # The GEMM sums hundreds of products before the epilogue; fp32 rounding differs between
 # algorithms and accumulation orders, so fp32 is widened to 1e-3.
