@@ -167,6 +167,10 @@ def test_lanes_sharing_a_device_take_turns(suite, tmp_path):
     assert a1 <= b0 or b1 <= a0, ((a0, a1), (b0, b1))  # the checks took turns
     (la0, la1), (lb0, lb1) = (span(c.code_hash, "load") for c in cands)
     assert max(la0, lb0) < min(la1, lb1), ((la0, la1), (lb0, lb1))  # the loads overlapped
+    # A worker's exit (its device context torn down) is device work: never inside the other lane's checks.
+    (ea0, ea1), (eb0, eb1) = (span(c.code_hash, "end_workers") for c in cands)
+    assert ea1 <= b0 or b1 <= ea0, ((ea0, ea1), (b0, b1))
+    assert eb1 <= a0 or a1 <= eb0, ((eb0, eb1), (a0, a1))
 
 
 def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):

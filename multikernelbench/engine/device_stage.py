@@ -41,7 +41,8 @@ class CandidateEvaluation:
                  zygote=None, trace: Trace | None = None, device_lock=None) -> None:
         self.task, self.source, self.build_dir = task, source, Path(build_dir)
         #: Held around every step that runs kernels on the device (checks, timing, reading back verified
-        #: outputs) when several lanes share one GPU; worker start, load and torch.compile run outside it.
+        #: outputs, ending a worker) when several lanes share one GPU; a worker's start, load and its
+        #: torch.compile run outside it (a compile request takes turns for its device steps).
         self.device_lock = device_lock if device_lock is not None else contextlib.nullcontext()
         self.shares_device = device_lock is not None
         self._turn_held = False
@@ -65,6 +66,8 @@ class CandidateEvaluation:
                                 anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
         self.sessions.append(session)
         if not self.config.reference_only:
+            # Outside the device lock: a candidate's import may take long (or sleep), and must not hold up
+            # the other lanes' timing.
             session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
         return session
 
@@ -83,10 +86,25 @@ class CandidateEvaluation:
         finally:
             if self.sessions:
                 result.stdout = self.sessions[-1].stdout()
-            for s in self.sessions:
-                s.close()
+            self._end()
         result.correctness = self.report
         return result
+
+    def _end(self) -> None:
+        """Ends the workers under the device lock: a worker's exit tears down its CUDA context and frees its
+        device memory, work the driver does on the GPU. Outside the lock it could land in another lane's clock
+        (H200, 2026-12-01: the first tasks of a baseline run with a warm compile cache, when six lanes started
+        and ended workers every second, timed 4-9 % slower than in a quieter run). A reference-only worker
+        creates its context inside a compile request's turn; a candidate's may at load, which stays outside
+        the lock so a slow import cannot hold up the other lanes."""
+        if not self.sessions:
+            return
+        t0 = time.perf_counter()
+        with self.device_lock:
+            self.trace(self.who, "end_workers start (ending the workers under the device lock)")
+            for s in self.sessions:
+                s.close()
+            self.trace(self.who, f"end_workers end after {time.perf_counter() - t0:.1f} s")
 
     def _evaluate(self, result: EvalResult) -> None:
         session = self._session()
