@@ -9,7 +9,8 @@
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
 # COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three), BASELINE_TASKS (a file of
-# task ids for step baseline), SPREAD_TASKS (the same for step spread).
+# task ids for step baseline), SPREAD_TASKS (the same for step spread), QUIET_TASKS (more ids for step quiet),
+# BASELINE_BACKEND (default cuda; cpu pilots the baseline/spread/quiet steps on a machine without a GPU).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}
@@ -69,7 +70,7 @@ PY
       [ -f $R/baseline_cuda_h200.jsonl ] || { [ "$FROM" = none ] && : > $R/baseline_cuda_h200.jsonl || cp $FROM $R/baseline_cuda_h200.jsonl; }
       # BASELINE_TASKS: a file of task ids (one per line) to measure instead of the whole suite.
       ids=$([ -n "$BASELINE_TASKS" ] && sed 's/^/--task /' $BASELINE_TASKS | tr '\n' ' ')
-      timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200.jsonl \
+      timeout $(( B + 25 )) python3 -m multikernelbench.cli.main baseline --backend ${BASELINE_BACKEND:-cuda} --out $R/baseline_cuda_h200.jsonl \
         --budget-s $B --trace $R/baseline.trace $ids ${BASELINE_ARGS} > $R/baseline.log 2>&1; echo "rc=$?"; tail -3 $R/baseline.log
       python3 - $R/baseline_cuda_h200.jsonl $R/baseline.trace <<'PY'
 import json, statistics, sys
@@ -93,10 +94,26 @@ PY
       ;;
     spread) B=${SPREAD_BUDGET:-120}; ids=$(sed 's/^/--task /' ${SPREAD_TASKS:-spread_tasks.txt} | tr '\n' ' ')
       # An independent second measurement of a sample of tasks (own process, seeds and store): #15's spread check.
-      timeout $(( B + 40 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/spread_cuda_h200.jsonl \
-        --db $R/spread.sqlite --budget-s $B $ids ${BASELINE_ARGS} > $R/spread.log 2>&1; echo "rc=$?"; tail -2 $R/spread.log ;;
+      # A second "spread" step in the same call is the second, independent run (its own file, store and seeds).
+      n=1; while [ -f $R/spread$n.jsonl ]; do n=$((n+1)); done
+      timeout $(( B + 40 )) python3 -m multikernelbench.cli.main baseline --backend ${BASELINE_BACKEND:-cuda} --out $R/spread$n.jsonl \
+        --db $R/spread$n.sqlite --budget-s $B $ids ${BASELINE_ARGS} > $R/spread$n.log 2>&1
+      echo "rc=$? run $n"; tail -2 $R/spread$n.log
+      [ $n -ge 2 ] && python3 scripts/mark_suspect_baseline.py $R/spread1.jsonl --repeat $R/spread$n.jsonl \
+        --out $R/spread_marked.jsonl --report $R/spread_report.txt | tail -3 ;;
+    quiet) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for the quiet pass"; continue; }
+      # Rows whose median is > 1.05x their fastest sample (this call's baseline and spread rows, plus QUIET_TASKS),
+      # measured again by one lane alone: no other worker starts, compiles or ends beside the clock.
+      rows=$(ls $R/baseline_cuda_h200.jsonl $R/spread[0-9].jsonl 2>/dev/null)
+      { [ -n "$rows" ] && python3 scripts/mark_suspect_baseline.py $(echo $rows | sed 's/ / --also /g') --list-skewed
+        [ -n "$QUIET_TASKS" ] && cat $QUIET_TASKS; } | sort -u > $R/quiet_tasks.txt
+      echo "$(wc -l < $R/quiet_tasks.txt) tasks for the quiet pass"
+      ids=$(sed 's/^/--task /' $R/quiet_tasks.txt | tr '\n' ' ')
+      [ -n "$ids" ] && timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend ${BASELINE_BACKEND:-cuda} \
+        --out $R/quiet_cuda_h200.jsonl --db $R/quiet.sqlite --budget-s $B $ids ${BASELINE_ARGS} --lanes-per-gpu 1 \
+        > $R/quiet.log 2>&1; echo "rc=$?"; tail -2 $R/quiet.log ;;
     baseline_eager) B=$(( $(left) - 20 )); [ $B -lt 20 ] && { echo "no time left for eager baseline"; continue; }
-      timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend cuda --out $R/baseline_cuda_h200_eager.jsonl \
+      timeout $(( B + 15 )) python3 -m multikernelbench.cli.main baseline --backend ${BASELINE_BACKEND:-cuda} --out $R/baseline_cuda_h200_eager.jsonl \
         --budget-s $B --no-compile > $R/baseline_eager.log 2>&1; tail -3 $R/baseline_eager.log ;;
   esac
 done

@@ -2,6 +2,7 @@
 
     python scripts/mark_suspect_baseline.py BASELINE.jsonl [--repeat REPEAT.jsonl] [--max-skew 1.05]
         [--max-spread 0.03] --out MARKED.jsonl [--report SPREAD.txt]
+    python scripts/mark_suspect_baseline.py BASELINE.jsonl --list-skewed [--also MORE.jsonl]
 
 Why: a GPU kernel's time is nearly constant, so a median far above the fastest sample says something else
 ran on the device during the clock (H200, 2026-12-01: lanes that overlapped whole torch.compile requests,
@@ -60,10 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=Path, default=None, help="an independent measurement of some tasks")
     ap.add_argument("--max-skew", type=float, default=1.05)
     ap.add_argument("--max-spread", type=float, default=0.03)
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--list-skewed", action="store_true",
+                    help="only print the ids of the rows (of BASELINE and any --also file) whose median is over "
+                         "--max-skew x their fastest sample: the list a quiet re-measure (one lane) takes")
+    ap.add_argument("--also", type=Path, action="append", default=[], help="more rows, with --list-skewed")
     ap.add_argument("--report", type=Path, default=None, help="write the spread report here too")
     args = ap.parse_args(argv)
     rows = read(args.baseline)
+    if args.list_skewed:
+        for path in args.also:
+            rows.update(read(path))
+        for task_id, row in rows.items():
+            if any((skew(row.get(name)) or 0) > args.max_skew for name in ("eager", "compiled")):
+                print(task_id)
+        return 0
+    if args.out is None:
+        ap.error("--out is required (unless --list-skewed)")
     repeat = read(args.repeat) if args.repeat else {}
     unknown = sorted(set(repeat) - set(rows))
     if unknown:

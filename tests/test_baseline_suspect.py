@@ -57,3 +57,17 @@ def test_the_packaged_baseline_covers_the_suite():
     baseline = load_baseline()
     missing = [t.id for t in load_suite() if t.id not in baseline.rows]
     assert not missing, missing[:10]
+
+
+def test_list_skewed_names_the_rows_a_quiet_remeasure_takes(tmp_path):
+    """``--list-skewed`` prints the ids of skewed rows over all given files (a later file's row for a task
+    replaces an earlier one), and nothing else."""
+    first, more = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in [
+        _row("t.clean", (1.0, 1.01)), _row("t.skewed", (1.0, 1.2)), _row("t.fixed_later", (1.0, 1.3))]))
+    more.write_text("".join(json.dumps(r) + "\n" for r in [
+        _row("t.fixed_later", (1.0, 1.0)), _row("t.compiled_skewed", (1.0, 1.0), (0.5, 0.6))]))
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "mark_suspect_baseline.py"), str(first),
+                           "--list-skewed", "--also", str(more)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split()) == ["t.compiled_skewed", "t.skewed"]

@@ -165,7 +165,7 @@ def run(args) -> int:
         cfg.build_root = args.build_root
     cfg.trace_path = args.trace
     by_id = {t.id: t for t in todo}
-    extra = provenance()
+    extra = {**provenance(), "lanes_per_gpu": args.lanes_per_gpu}  # lanes that shared the GPU while this ran
     counts = {"done": 0}
 
     def write(r: EvalResult, _cand) -> None:
