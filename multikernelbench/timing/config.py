@@ -8,6 +8,9 @@ from dataclasses import dataclass
 @dataclass
 class TimingConfig:
     warmup: int = 3
+    #: After the ``warmup`` calls, keep calling until this many seconds have passed; None: the sampler's
+    #: default (CUDA events: 0.25 s, so a GPU idle before the request reaches its working clocks; host: 0).
+    warmup_s: float | None = None
     min_runs: int = 10
     max_runs: int = 200
     target_rse: float = 0.01  # stop once the standard error of the mean is this fraction of the mean
