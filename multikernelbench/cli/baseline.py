@@ -47,6 +47,8 @@ def add_parser(sub) -> None:
     p.add_argument("--shard", default="0/1", help="K/N: only every N-th task starting at K")
     p.add_argument("--no-compile", action="store_true", help="eager only")
     p.add_argument("--timing-budget-s", type=float, default=1.0, help="wall budget per timed callable")
+    p.add_argument("--warmup-s", type=float, default=None,
+                   help="seconds of back-to-back warm-up calls before sampling (default: the timer's own)")
     p.add_argument("--compile-timeout-s", type=float, default=300.0,
                    help="seconds for one reference's torch.compile; past it the task is timed eager only")
     p.add_argument("--lanes-per-gpu", type=int, default=6,
@@ -158,7 +160,7 @@ def run(args) -> int:
                        reference_warmup=args.warmup_workers > 0,
                        stop_after_s=max(1e-3, args.budget_s - (time.perf_counter() - t_start)) if args.budget_s
                        else 0.0,
-                       timing=TimingConfig(warmup=2, min_runs=5, max_runs=args.max_runs, budget_s=args.timing_budget_s,
+                       timing=TimingConfig(warmup=2, warmup_s=args.warmup_s, min_runs=5, max_runs=args.max_runs, budget_s=args.timing_budget_s,
                                            compile_baseline=not args.no_compile,
                                            compile_baseline_timeout_s=args.compile_timeout_s))
     if args.build_root:
