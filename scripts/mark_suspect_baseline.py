@@ -48,7 +48,7 @@ def reasons(row: dict, repeat: dict | None, max_skew: float, max_spread: float) 
     for name in ("eager", "compiled"):
         s = skew(row.get(name))
         if s is not None and s > max_skew:
-            out.append(f"{name} median {s:.2f}x its fastest sample (device shared during the clock?)")
+            out.append(f"{name} median {s:.2f}x its fastest sample (unstable: device shared during the clock, or a kernel whose time varies between calls)")
         d = spread(row.get(name), (repeat or {}).get(name))
         if d is not None and abs(d) > max_spread:
             out.append(f"{name} median differs by {100 * d:+.1f}% in an independent repeat")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 @dataclass
 class TimingConfig:
     warmup: int = 3
-    #: After the ``warmup`` calls, keep calling until this many seconds have passed; None: the sampler's
-    #: default (CUDA events: 0.25 s, so a GPU idle before the request reaches its working clocks; host: 0).
+    #: After the ``warmup`` calls, keep calling until this many seconds have passed (for a device whose clocks
+    #: drop when idle); None: the sampler's default (0 for both samplers; see timing/loop.py).
     warmup_s: float | None = None
     min_runs: int = 10
     max_runs: int = 200

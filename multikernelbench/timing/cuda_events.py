@@ -75,7 +75,6 @@ class CudaEventSampler(Sampler):
     """CUDA-event sampling (see the module docstring)."""
 
     method = _Mode.SINGLE
-    warmup_s = 0.25  # see Sampler.warmup_s
 
     def __init__(self, *, short_ms: float = 0.1, batch_target_ms: float = 1.0, max_batch: int = 256,
                  flush_factor: float = 4.0, spin_cycles: int = 40_000, allow_graphs: bool = True) -> None:

@@ -65,8 +65,8 @@ class Sampler(abc.ABC):
     def sample(self, plan: Plan) -> tuple[float, bool, list[Any]]:
         """(ms per call, whether work escaped the clock's stream, the outputs per slot)."""
 
-    #: Seconds of back-to-back warm-up calls before sampling when the config does not say (a device whose
-    #: clocks ramp up under load needs them; the host timer does not).
+    #: Seconds of back-to-back warm-up calls before sampling when the config does not say (none measured a
+    #: need yet: see Timer.measure).
     warmup_s: float = 0.0
 
     def settle(self) -> None:
@@ -97,10 +97,10 @@ class Timer:
                 out = fn(0)
                 sampler.settle()
                 fresh.observe(name, [out])
-            # Then back-to-back calls on the same inputs (untimed: no fresh data needed) until the device
-            # has been busy for ``warm_s``: an idle GPU's clocks are low, and a few short calls do not bring
-            # them up (H200, 2026-12-01: one lane alone, idle between tasks, timed 0.5-1 ms kernels 4-7 %
-            # slower than lanes that kept the GPU busy, on every sample).
+            # Then, when asked, back-to-back calls on the same inputs (untimed: no fresh data needed) until
+            # the device has been busy for ``warm_s``, for a device whose clocks drop when idle. Off by default:
+            # on the H200 the SM clock stays at 1980 MHz when idle, and 3 s of warm-up changed nothing against
+            # 0.25 s (benchmarks/baseline_cuda_h200/2026-12-01b, call 4).
             t_end = time.perf_counter() + warm_s
             while time.perf_counter() < t_end:
                 fn(0)
