@@ -6,7 +6,8 @@ Reads a baseline file of ``mkb baseline`` (default: the committed reference-GPU 
 ``multikernelbench/baselines/cuda_h200.jsonl``) and lists, grouped by category, every task whose eager reference
 already runs at ``--near`` (0.9) of the roofline or more — a candidate cannot win much there, and the SOL score
 of such a task is noise — or whose bench shape runs in under ``--min-ms`` (0.25 ms) — launch overhead, not the
-kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action. With
+kernel, decides its timing — or whose measurement carries a harness flag. Each gets a suggested action, except
+a task at the bound whose task file says why (``NO_HEADROOM``), which is listed as marked. With
 the suite loaded (the default), rows measured on task content that has changed since (stale) and tasks
 without a row are listed too, as are rows whose reference could not be timed. Prints a table; writes the
 same as JSON to ``--out`` (default ``~/.cache/multikernelbench/suite_hygiene.json``: tools never write into
@@ -32,6 +33,7 @@ NEAR = "near_roofline"
 OVER = "eager_over_bound"
 SHORT = "launch_bound"
 FLAGGED = "flagged"
+MARKED = "marked_no_headroom"  # at the bound, and the task file says why (NO_HEADROOM)
 
 
 @dataclass
@@ -162,7 +164,9 @@ def suite_findings(baseline: Baseline, suite: dict[str, str]) -> list[Finding]:
 
 
 def hygiene(baseline: Baseline, near: float = 0.9, min_ms: float = 0.25,
-            suite: dict[str, str] | None = None) -> Hygiene:
+            suite: dict[str, str] | None = None, notes: dict[str, str] | None = None) -> Hygiene:
+    """``notes``: task id -> its task file's ``NO_HEADROOM`` reason; a task at the bound that has one is
+    listed as marked (done), not with an action."""
     result = Hygiene(baseline.source, baseline.hardware, near, min_ms, len(baseline.rows))
     stale = set()
     if suite is not None:
@@ -174,6 +178,10 @@ def hygiene(baseline: Baseline, near: float = 0.9, min_ms: float = 0.25,
             continue  # a stale row's numbers describe another task; a removed task needs no fixing
         finding = check_row(row, near, min_ms)
         if finding is not None:
+            note = (notes or {}).get(tid)
+            if note and (NEAR in finding.issues or OVER in finding.issues):
+                finding.issues.append(MARKED)
+                finding.action = f"marked NO_HEADROOM in the task file: {note[:160]}"
             result.findings.append(finding)
     return result
 
@@ -204,10 +212,12 @@ def render(h: Hygiene) -> str:
     return "\n".join(lines)
 
 
-def _suite_hashes() -> dict[str, str]:
+def _suite() -> tuple[dict[str, str], dict[str, str]]:
+    """Task id -> content hash, and task id -> NO_HEADROOM note (for the tasks that have one)."""
     from multikernelbench.tasks import load_suite  # imports every task file: ~10 s
 
-    return {t.id: t.content_hash for t in load_suite()}
+    tasks = load_suite()
+    return {t.id: t.content_hash for t in tasks}, {t.id: t.no_headroom for t in tasks if t.no_headroom}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"suite_hygiene: {exc}", file=sys.stderr)
         return 1
-    h = hygiene(baseline, args.near, args.min_ms, None if args.no_suite else _suite_hashes())
+    hashes, notes = (None, None) if args.no_suite else _suite()
+    h = hygiene(baseline, args.near, args.min_ms, hashes, notes)
     print(render(h))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(h.to_json(), indent=1, sort_keys=True) + "\n")

@@ -119,3 +119,13 @@ def test_script_prints_table_and_writes_json(baseline_file, tmp_path):
     bad = subprocess.run([sys.executable, str(SCRIPT), "--baseline", str(tmp_path / "none.jsonl"), "--no-suite",
                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert bad.returncode == 1 and "does not exist" in bad.stderr
+
+
+def test_a_marked_task_at_the_bound_is_listed_as_marked_not_as_work(baseline_file):
+    notes = {"activation.near": "at copy speed on the H200", "reduce.tiny": "a note on a launch-bound task"}
+    found = _by_id(hyg.hygiene(load_baseline(baseline_file), notes=notes))
+    assert found["activation.near"].issues == ["near_roofline", "marked_no_headroom"]
+    assert found["activation.near"].action == "marked NO_HEADROOM in the task file: at copy speed on the H200"
+    # a note does not excuse a task that is launch-bound, not at the bound
+    assert found["reduce.tiny"].issues == ["launch_bound"] and "grow the bench shape" in found["reduce.tiny"].action
+    assert "fuse more work per byte" not in found["activation.near"].action

@@ -21,7 +21,7 @@ SYSTEM = ("You are an expert performance engineer who writes correct, fast deep-
 
 # Task-file names the model must not see: correctness shapes, harness settings and cost formulas.
 HIDDEN_NAMES = frozenset({"TEST_SHAPES", "BENCH_SHAPE", "CPU_BENCH_SHAPE", "SEEDS_PER_SHAPE", "TOLERANCE",
-                          "DTYPES", "DESCRIPTION", "flops", "bytes_moved"})
+                          "DTYPES", "DESCRIPTION", "flops", "bytes_moved", "NO_HEADROOM"})
 
 
 @dataclass

@@ -45,6 +45,21 @@ def _check_ranges(path: Path, mod: Any, test_shapes: list[dict]) -> None:
         raise TaskFormatError(f"{path}: {exc}") from exc
 
 
+def _check_headroom_note(path: Path, source: str, mod: Any, dtypes: list[str]) -> None:
+    """``NO_HEADROOM`` (optional) is a string or a dict keyed by dtypes the file declares (tasks/record.py)."""
+    from multikernelbench.tasks.record import NO_HEADROOM, headroom_note
+
+    try:
+        for dtype in dtypes:
+            headroom_note(source, dtype)
+    except ValueError as exc:
+        raise TaskFormatError(f"{path}: {exc}") from exc
+    value = getattr(mod, NO_HEADROOM, None)
+    if isinstance(value, dict) and not set(value) <= set(dtypes):
+        raise TaskFormatError(f"{path}: {NO_HEADROOM} names dtypes the task does not declare: "
+                              f"{sorted(set(value) - set(dtypes))}")
+
+
 def load_task_file(path: str | Path, category: str | None = None) -> list[Task]:
     """One file gives one Task per dtype it declares (fp32 always; bf16 etc. as variants)."""
     path = Path(path)
@@ -75,6 +90,7 @@ def tasks_from_source(source: str, category: str, name: str, where: str | Path |
         raise TaskFormatError(f"{path}: DTYPES must include float32")
     description = _description(mod, path)
     _check_ranges(path, mod, test_shapes)
+    _check_headroom_note(path, source, mod, dtypes)
     tolerances = dict(getattr(mod, "TOLERANCE", {}) or {})
     tasks = []
     for dtype in dtypes:

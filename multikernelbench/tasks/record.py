@@ -7,6 +7,7 @@ of a dataset and be re-materialised anywhere with :func:`multikernelbench.tasks.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import dataclass, field, asdict
@@ -55,6 +56,12 @@ class Task:
     seeds_per_shape: int = 2
     content_hash: str = field(default="", compare=True)
 
+    @property
+    def no_headroom(self) -> str | None:
+        """Why the eager reference leaves no room to win on the reference GPU, when the task file says so for
+        this variant's dtype."""
+        return headroom_note(self.source, self.dtype)
+
     def shape_for_timing(self, on_cpu: bool) -> dict[str, Any]:
         return self.cpu_bench_shape if on_cpu else self.bench_shape
 
@@ -86,7 +93,61 @@ class Task:
         return cls(**row)
 
 
+#: A task file's optional note that its eager reference already runs at the hardware bound on the reference
+#: GPU (``NO_HEADROOM = "why"``): documentation of a measurement, not part of what is measured.
+NO_HEADROOM = "NO_HEADROOM"
+
+
+def _no_headroom_node(source: str) -> ast.Assign | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == NO_HEADROOM for t in node.targets):
+            return node
+    return None
+
+
+def headroom_note(source: str, dtype: str) -> str | None:
+    """The task file's ``NO_HEADROOM`` reason for the ``dtype`` variant; None when it has none. The note is a
+    string (every variant) or a dict of dtype name -> string; it is read without running the file, and anything
+    else raises ValueError."""
+    node = _no_headroom_node(source)
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError:
+        value = None
+    if isinstance(value, str):
+        value = {dtype: value}
+    if not (isinstance(value, dict) and value and all(isinstance(k, str) and k in DTYPE_TOLERANCE
+                                                      and isinstance(v, str) and v.strip() for k, v in value.items())):
+        raise ValueError(f"{NO_HEADROOM} (line {node.lineno}) must be a non-empty string or a dict of dtype name "
+                         f"-> non-empty string")
+    note = value.get(dtype)
+    return " ".join(note.split()) if note else None
+
+
+def measured_source(source: str) -> str:
+    """The source without its ``NO_HEADROOM`` statement and the comment lines right above it: what the content
+    hash covers, so that marking a task after its baseline was measured does not make that measurement (or any
+    stored result) stale."""
+    node = _no_headroom_node(source)
+    if node is None:
+        return source
+    lines = source.splitlines(keepends=True)
+    start = node.lineno - 1
+    while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1
+    return "".join(lines[:start] + lines[node.end_lineno:])
+
+
 def content_hash(fields: dict[str, Any]) -> str:
-    """Stable across machines: hashes the source and the evaluated metadata, not file paths or times."""
+    """Stable across machines: hashes the source (less its ``NO_HEADROOM`` note) and the evaluated metadata,
+    not file paths or times."""
+    if isinstance(fields.get("source"), str):
+        fields = {**fields, "source": measured_source(fields["source"])}
     blob = json.dumps(fields, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]

@@ -12,6 +12,14 @@ TEST_SHAPES = [
     {"batch": 7, "dim": 4099},
 ]
 BENCH_SHAPE = {"batch": 4096, "dim": 131072}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.97 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}
 # FLOP convention for activations: every arithmetic op, comparison/select (max, min, where) and
 # transcendental (exp, log1p, tanh, erf, sqrt) counts as 1 flop per element.

@@ -12,6 +12,15 @@ TEST_SHAPES = [
     {"batch": 7, "input": 8, "width": 48, "output": 10},
 ]
 BENCH_SHAPE = {"batch": 16384, "input": 2048, "width": 2048, "output": 2048}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.97 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 256, "input": 512, "width": 512, "output": 512}
 HIDDEN_LAYERS = 8
 # Nine chained matmuls: fp32 rounding and bf16 re-rounding of every activation accumulate with depth.

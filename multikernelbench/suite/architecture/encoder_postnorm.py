@@ -12,6 +12,15 @@ TEST_SHAPES = [
     {"batch": 3, "seq": 9, "dim": 24, "heads": 2},
 ]
 BENCH_SHAPE = {"batch": 32, "seq": 1024, "dim": 1024, "heads": 16}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.91 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 2, "seq": 128, "dim": 256, "heads": 4}
 TOLERANCE = {"float32": (2e-4, 2e-4), "bfloat16": (5e-2, 5e-2)}  # four chained matmuls + softmax + 2 LayerNorms
 

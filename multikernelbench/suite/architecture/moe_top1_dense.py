@@ -13,6 +13,15 @@ TEST_SHAPES = [
     {"tokens": 17, "dim": 33, "hidden": 40, "experts": 8},
 ]
 BENCH_SHAPE = {"tokens": 8192, "dim": 1024, "hidden": 4096, "experts": 8}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.95 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"tokens": 128, "dim": 256, "hidden": 512, "experts": 8}
 TOLERANCE = {"float32": (2e-4, 2e-4), "bfloat16": (5e-2, 5e-2)}  # two chained matmuls scaled by a softmax gate
 

@@ -13,6 +13,15 @@ TEST_SHAPES = [
     {"batch": 7, "input": 17, "hidden": 48, "latent": 3},
 ]
 BENCH_SHAPE = {"batch": 32768, "input": 4096, "hidden": 2048, "latent": 256}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.94 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 256, "input": 784, "hidden": 512, "latent": 32}
 
 

@@ -13,6 +13,14 @@ TEST_SHAPES = [
     {"batch": 1, "heads": 3, "seq": 333, "head_dim": 64},
 ]
 BENCH_SHAPE = {"batch": 1, "heads": 16, "seq": 16384, "head_dim": 128}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is fp32 attention matmuls that run at the measured fp32 "
+        "matmul peak (eager at 0.91 of the bound); the fp32 tolerance rules out TF32. Kept for "
+        "correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 1, "heads": 2, "seq": 1024, "head_dim": 64}
 # Sums over up to 16k keys with online-softmax rescaling; bf16 kernels differ in where they round.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}

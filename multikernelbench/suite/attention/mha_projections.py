@@ -13,6 +13,21 @@ TEST_SHAPES = [
     {"batch": 3, "seq": 65, "embed": 96, "heads": 4},
 ]
 BENCH_SHAPE = {"batch": 8, "seq": 2048, "embed": 2048, "heads": 16}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.96 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+    "bfloat16": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.92 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 1, "seq": 256, "embed": 512, "heads": 8}
 # Projections sum `embed` products and attention sums `seq` terms; fused kernels reorder both: widen fp32.
 TOLERANCE = {"float32": (1e-3, 1e-3), "bfloat16": (3e-2, 3e-2)}

@@ -11,6 +11,14 @@ TEST_SHAPES = [
     {"n": 513, "classes": 33},
 ]
 BENCH_SHAPE = {"n": 1048576, "classes": 1024}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.99 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"n": 8192, "classes": 1000}
 
 

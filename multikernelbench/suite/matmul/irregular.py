@@ -12,6 +12,15 @@ TEST_SHAPES = [
     {"m": 211, "k": 97, "n": 301},
 ]
 BENCH_SHAPE = {"m": 12289, "k": 6143, "n": 8191}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.97 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"m": 769, "k": 513, "n": 1023}
 TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over k terms
 

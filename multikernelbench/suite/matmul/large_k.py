@@ -12,6 +12,15 @@ TEST_SHAPES = [
     {"m": 3, "k": 65537, "n": 2},
 ]
 BENCH_SHAPE = {"m": 256, "k": 4194304, "n": 256}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 1.04 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"m": 64, "k": 65536, "n": 64}
 # Reductions of up to 65k terms: fp32 rounding grows with sqrt(k), and a bf16 kernel that splits k
 # (split-K) rounds its partial sums differently from the reference.

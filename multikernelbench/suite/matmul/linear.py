@@ -12,6 +12,21 @@ TEST_SHAPES = [
     {"tokens": 65, "in_features": 257, "out_features": 129},
 ]
 BENCH_SHAPE = {"tokens": 8192, "in_features": 8192, "out_features": 8192}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 1.01 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+    "bfloat16": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 1.08 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"tokens": 512, "in_features": 512, "out_features": 512}
 TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over in_features terms
 

@@ -12,6 +12,15 @@ TEST_SHAPES = [
     {"b": 3, "h": 2, "m": 65, "k": 128, "n": 33},
 ]
 BENCH_SHAPE = {"b": 16, "h": 16, "m": 2048, "k": 256, "n": 2048}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 0.95 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"b": 2, "h": 8, "m": 256, "k": 64, "n": 256}
 TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over k terms
 

@@ -12,6 +12,14 @@ TEST_SHAPES = [
     {"m": 129, "k": 1000},
 ]
 BENCH_SHAPE = {"m": 16384, "k": 65536}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.96 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"m": 4096, "k": 2048}
 TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over k terms
 

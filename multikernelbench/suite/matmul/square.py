@@ -8,6 +8,21 @@ from multikernelbench.tasks.gen import uniform
 DTYPES = ("float32", "bfloat16")
 TEST_SHAPES = [{"n": 37}, {"n": 128}, {"n": 257}]
 BENCH_SHAPE = {"n": 8192}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 1.00 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+    "bfloat16": (
+        "H200 baseline 2026-12-01: the time is GEMM work that cuBLAS runs at the measured matmul peak "
+        "of the dtype (eager at 1.11 of the bound; the fp32 tolerance rules out TF32, and a bf16 "
+        "fraction over 1 means cuBLAS beats the 8192^3 peak measurement on this shape); a kernel can "
+        "at best match it. Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"n": 512}
 # Sizes a correct kernel must handle (`mkb eval --fresh-shapes` draws from them): key -> (low, high[, multiple]).
 SHAPE_RANGES = {"n": (1, 300)}

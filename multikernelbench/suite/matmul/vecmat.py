@@ -12,6 +12,14 @@ TEST_SHAPES = [
     {"k": 1000, "n": 129},
 ]
 BENCH_SHAPE = {"k": 32768, "n": 32768}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.93 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"k": 2048, "n": 4096}
 TOLERANCE = {"float32": (1e-3, 1e-3)}  # fp32 accumulation over k terms
 

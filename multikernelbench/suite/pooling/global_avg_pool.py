@@ -12,6 +12,14 @@ TEST_SHAPES = [
     {"batch": 3, "channels": 5, "height": 64, "width": 65},
 ]
 BENCH_SHAPE = {"batch": 256, "channels": 1024, "height": 64, "width": 64}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.94 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 16, "channels": 128, "height": 56, "width": 56}
 
 

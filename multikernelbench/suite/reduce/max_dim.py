@@ -11,6 +11,14 @@ TEST_SHAPES = [
     {"batch": 3, "reduce": 1025, "inner": 7},
 ]
 BENCH_SHAPE = {"batch": 128, "reduce": 4096, "inner": 2048}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 0.98 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"batch": 16, "reduce": 512, "inner": 512}
 
 

@@ -11,6 +11,14 @@ TEST_SHAPES = [
     {"rows": 7, "cols": 4099},
 ]
 BENCH_SHAPE = {"rows": 262144, "cols": 4096}
+# No room to win on the reference GPU, per dtype variant (issue #15 hygiene); not part of the content hash.
+NO_HEADROOM = {
+    "float32": (
+        "H200 baseline 2026-12-01: eager PyTorch already streams the compulsory bytes at the measured "
+        "copy bandwidth (eager at 1.03 of the bound); a kernel can match it, not beat it by much. "
+        "Kept for correctness and SOL parity."
+    ),
+}
 CPU_BENCH_SHAPE = {"rows": 2048, "cols": 2048}
 # Products of up to 4099 factors: relative rounding grows with the number of factors and the order.
 TOLERANCE = {"float32": (1e-4, 1e-3)}
