@@ -19,7 +19,7 @@ torch::Tensor fast_relu(torch::Tensor x) {
 """
 
 _ext = load_inline(name="mkb_cpu_wrong_aten_from_cpp", cpp_sources=_CPP, functions=["fast_relu"],
-                   extra_cflags=["-O1"], verbose=False)
+                   verbose=False)
 
 
 class ModelNew(nn.Module):

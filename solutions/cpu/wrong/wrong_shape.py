@@ -33,7 +33,7 @@ _ext = load_inline(
     name="mkb_cpu_wrong_shape",
     cpp_sources=_CPP,
     functions=["squeezed_sum_forward"],
-    extra_cflags=["-O3", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )
