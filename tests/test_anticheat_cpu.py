@@ -186,7 +186,8 @@ def _config(engine_config, overrides: dict[str, str], static: bool):
     return cfg
 
 
-def _run_wrong(suite, engine_config, static: bool) -> dict[str, object]:
+def _wrong_runs(suite, engine_config, static: bool) -> list[tuple[list, list, object]]:
+    """One engine run per distinct ``# config:`` header: (tasks, candidates, config)."""
     groups: dict[tuple, list[Path]] = {}
     for path in WRONG:
         h = headers(path)
@@ -194,17 +195,21 @@ def _run_wrong(suite, engine_config, static: bool) -> dict[str, object]:
             continue
         cfg_items = tuple(sorted(dict(kv.split("=", 1) for kv in h.get("config", "").split() if kv).items()))
         groups.setdefault(cfg_items, []).append(path)
-    out = {}
+    runs = []
     for cfg_items, paths in groups.items():
         cands = [Candidate(task_id=headers(p)["task"], source=p.read_text(), label=p.stem) for p in paths]
-        tasks = [suite[c.task_id] for c in cands]
-        results = evaluate_candidates(tasks, cands, _config(engine_config, dict(cfg_items), static))
-        out.update({c.label: r for c, r in zip(cands, results)})
-    return out
+        runs.append(([suite[c.task_id] for c in cands], cands, _config(engine_config, dict(cfg_items), static)))
+    return runs
 
 
 @pytest.fixture(scope="module")
 def wrong_results(suite, build_root):
+    """Every wrong candidate with the static filter on, and the runtime-expect ones again with it off. The
+    engine runs (one per pass and ``# config:`` set) go side by side: much of their time is waiting (a compile
+    that never ends, a candidate that hangs until its timeout), and they share no build (the runtime pass holds
+    only candidates the static filter stops; builders of one folder would take its lock and build it once)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from multikernelbench.engine.config import EngineConfig
 
     def factory(**overrides):
@@ -215,10 +220,14 @@ def wrong_results(suite, build_root):
         return cfg
 
     t0 = time.perf_counter()
-    static = _run_wrong(suite, factory, static=True)
-    runtime = _run_wrong(suite, factory, static=False)
+    passes = {static: _wrong_runs(suite, factory, static) for static in (True, False)}
+    with ThreadPoolExecutor(sum(len(runs) for runs in passes.values())) as pool:
+        futures = {static: [(cands, pool.submit(evaluate_candidates, tasks, cands, cfg))
+                            for tasks, cands, cfg in runs] for static, runs in passes.items()}
+        out = {static: {c.label: r for cands, fut in runs for c, r in zip(cands, fut.result())}
+               for static, runs in futures.items()}
     print(f"\nwrong candidates: {time.perf_counter() - t0:.0f} s")
-    return static, runtime
+    return out[True], out[False]
 
 
 def reason_matches(expected: str, message: str) -> bool:
