@@ -16,7 +16,9 @@ def evaluate_backend_solutions(backend: str, build_root: Path):
     cands = discover_solutions(ROOT / "solutions" / backend)
     ids = {c.task_id for c in cands}
     tasks = [t for t in load_suite(categories=sorted({i.split(".")[0] for i in ids})) if t.id in ids]
+    # Correctness only (no timing), so two device workers check candidates side by side.
     cfg = EngineConfig(backend=backend, build_root=build_root, allow_code_execution=True, seed=7,
-                       skip_timing=True, compile_workers=2, memory_limit_gb=0.0, run_timeout_s=300.0)
+                       skip_timing=True, compile_workers=2, device_workers=2, memory_limit_gb=0.0,
+                       run_timeout_s=300.0)
     results = evaluate_candidates(tasks, cands, cfg)
     return {c.label: (c, r) for c, r in zip(cands, results)}
