@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,39 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _xdist_worker() -> bool:
+    return bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under pytest-xdist (README's test command runs two workers): a test marked ``timing`` (it compares
+    measured speeds against a margin) runs alone. It takes an exclusive lock on a file that every worker
+    shares, every other test a shared one, each for its whole protocol (setup, including module fixtures
+    set up for it, call and teardown), so the other worker waits between two of its tests while it runs.
+    Without xdist there is nothing to wait for."""
+    if not _xdist_worker():
+        yield
+        return
+    import fcntl
+
+    path = item.config._tmp_path_factory.getbasetemp().parent / "mkb-timing.lock"  # the workers' common parent
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if item.get_closest_marker("timing") else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def build_root(tmp_path_factory) -> Path:
+    if _xdist_worker():
+        # pytest-xdist: one folder for all workers (their base temps share a parent), so a candidate built by
+        # one is found built by the others; two builders of one folder take its lock and build it once.
+        root = tmp_path_factory.getbasetemp().parent / "mkb-builds"
+        root.mkdir(exist_ok=True)
+        return root
     return tmp_path_factory.mktemp("mkb-builds")
 
 

@@ -32,6 +32,9 @@ from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.records import EvalResult, Status
 
+#: Speeds compared against a 10 % margin: under pytest-xdist these tests run alone (tests/conftest.py).
+pytestmark = pytest.mark.timing
+
 REPO = Path(__file__).resolve().parents[1]
 TASK = "matmul.square"  # CPU bench shape n=512 (CPU_BENCH_SHAPE); 3 test shapes x 2 seeds = 6 trials
 TWIN = REPO / "tests" / "data" / "honest_twins" / f"{TASK}.py"
