@@ -19,17 +19,12 @@ import json
 import sys
 from pathlib import Path
 
-from multikernelbench.baselines import load_baseline
-
-
-def _rows(path: Path) -> dict[str, dict]:
-    return {task_id: row.raw for task_id, row in load_baseline(path).rows.items()}
+from mark_suspect_baseline import read as _rows, skew  # the sibling script (scripts/ is on sys.path)
 
 
 def worst_skew(row: dict) -> float:
     """The larger median/fastest ratio of the row's eager and compiled stats (inf without any)."""
-    ratios = [s["median_ms"] / s["min_ms"] for s in (row.get("eager"), row.get("compiled"))
-              if isinstance(s, dict) and s.get("min_ms")]
+    ratios = [r for r in (skew(row.get("eager")), skew(row.get("compiled"))) if r is not None]
     return max(ratios) if ratios else float("inf")
 
 
