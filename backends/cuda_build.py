@@ -301,8 +301,11 @@ class PchWarmer:
 
     def stop(self) -> None:
         """Stop a warmer still running when the run ends: its whole session (the compiler too), and remove its
-        half-written .gch (named after the warmer's pid; never renamed into place)."""
-        if self.proc.poll() is None:
+        half-written .gch (named after the warmer's pid; never renamed into place). Its log is removed too
+        unless it records a failure: every run starts a warmer, and one log per run piled up by the hundred
+        in the shared PCH folder."""
+        killed = self.proc.poll() is None
+        if killed:
             try:
                 os.killpg(self.proc.pid, 9)
             except (ProcessLookupError, PermissionError):
@@ -310,6 +313,13 @@ class PchWarmer:
             self.proc.wait()
         for tmp in self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"):
             tmp.unlink(missing_ok=True)
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return
+        failed = not killed and (self.proc.returncode != 0 or '"failed"' in text or '"error"' in text)
+        if not failed:
+            self.log_path.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":  # the warmer process started by PchWarmer

@@ -109,6 +109,9 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path):
     # cut at its file-size limit); a warmer stopped at its run's end leaves nothing half-written either.
     leftovers = sorted(p.name for p in pch_root.rglob("*.tmp"))
     assert not leftovers, leftovers
+    # Nor a log: neither warmer failed (one built, the other found it being built, or was stopped).
+    logs = sorted(p.name for p in pch_root.glob("warm.*.log"))
+    assert not logs, logs
     for k in range(2):
         text = (tmp_path / f"t{k}.log").read_text()
         assert "build end" in text and ": ok" in text, text
