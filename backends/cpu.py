@@ -67,11 +67,20 @@ class CpuBackend(Backend):
         return Path(self.options.get("pch_root") or Path.home() / ".cache" / "multikernelbench" / "pch")
 
     def prepare_builds(self, build_root: Path) -> Any:
+        """A background warmer for the flag sets whose PCH is missing; none when all are there (the usual
+        case after a machine's first run: a warmer process would spend seconds of CPU importing torch only to
+        find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""
         if not self.options.get("pch", True):
             return None
-        from multikernelbench.backends.cuda_build import PchWarmer
+        from multikernelbench.backends.cuda_build import PchWarmer, missing_pch_variants
 
-        return PchWarmer(self.pch_root(), {}, with_cuda=False, variants=self.WARM_VARIANTS)
+        try:
+            missing = tuple(missing_pch_variants(self.pch_root(), self.WARM_VARIANTS))
+        except Exception:  # noqa: BLE001
+            missing = self.WARM_VARIANTS
+        if not missing:
+            return None
+        return PchWarmer(self.pch_root(), {}, with_cuda=False, variants=missing)
 
     def load(self, source: str, build_dir: Path):
         if self.options.get("pch", True) and not getattr(self, "_builder", None):

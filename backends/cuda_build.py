@@ -36,8 +36,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -183,9 +185,11 @@ class FastExtensionBuilder:
         marker.write_text(sig)
         self.log.append({"pch_used": sig})
 
-    def build_pch_from(self, build_dir: Path) -> dict[str, Any]:
+    def build_pch_from(self, build_dir: Path, wait: bool = False) -> dict[str, Any]:
         """Trusted side: make the PCH for the flags of ``build_dir``'s build.ninja unless it exists or another
-        process is making it right now (a non-blocking lock: nobody ever waits for a PCH)."""
+        process is making it right now (a non-blocking lock: a run's builds never wait for a PCH). ``wait``:
+        block until that other process is done instead, then use its .gch (or make it, if it failed); for a
+        caller that wants the PCH before it starts, such as a test session."""
         import fcntl
 
         cxx, flags, sig, header, gch = self._pch_paths((build_dir / "build.ninja").read_text())
@@ -197,7 +201,9 @@ class FastExtensionBuilder:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                return {"sig": sig, "state": "being built elsewhere"}
+                if not wait:
+                    return {"sig": sig, "state": "being built elsewhere"}
+                fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 if gch.exists():
                     return {"sig": sig, "state": "present"}
@@ -226,12 +232,17 @@ class _WarmOnly(Exception):
 WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
 
 
-def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
-             with_cuda: bool = True) -> list[dict[str, Any]]:
-    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
-    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits)."""
-    import tempfile
+def _probe_dir_prefix(pid: int) -> str:
+    """Temporary folders of a warmer or probe are named after its pid, so that the parent which kills a warmer
+    (``PchWarmer.stop``) can remove what its ``TemporaryDirectory`` never got to clean up."""
+    return f"mkb-pch-{pid}-"
 
+
+def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
+    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
+    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
+    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
     import torch.utils.cpp_extension as ce
 
     builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
@@ -239,13 +250,13 @@ def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_
     orig = ce._run_ninja_build
 
     def capture(build_directory, verbose, error_prefix):
-        report.append(builder.build_pch_from(Path(build_directory)))
+        report.append(builder.build_pch_from(Path(build_directory), wait=wait))
         raise _WarmOnly
 
     ce._run_ninja_build = capture
     try:
         for i, extra in enumerate(variants):
-            with tempfile.TemporaryDirectory(prefix="mkb-pch-") as tmp:
+            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
                 kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
                 try:
                     ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", extra_cflags=list(extra),
@@ -257,6 +268,42 @@ def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_
     finally:
         ce._run_ninja_build = orig
     return report
+
+
+def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
+                         with_cuda: bool = False) -> list[tuple[str, ...]]:
+    """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet. Asks torch's loader for each
+    set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of a second in a
+    process that has torch imported, where a warmer process costs seconds of CPU just to import torch).
+    Raises what the loader raises; callers decide what a probe that cannot tell means."""
+    import torch.utils.cpp_extension as ce
+
+    root = Path(pch_root)
+    probe = FastExtensionBuilder(root, pch=False, cache=False, split_nvcc=False, pch_root=root)
+    missing: list[tuple[str, ...]] = []
+
+    class _Seen(Exception):
+        pass
+
+    def capture(build_directory, verbose, error_prefix):
+        gch = probe._pch_paths((Path(build_directory) / "build.ninja").read_text())[4]
+        raise _Seen(gch.exists())
+
+    orig = ce._run_ninja_build
+    ce._run_ninja_build = capture
+    try:
+        for i, extra in enumerate(variants):
+            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
+                kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_probe() {}"} if with_cuda else {}
+                try:
+                    ce.load_inline(name=f"mkb_pch_probe_{i}", cpp_sources="", extra_cflags=list(extra),
+                                   build_directory=tmp, verbose=False, **kw)
+                except _Seen as seen:
+                    if not seen.args[0]:
+                        missing.append(tuple(extra))
+    finally:
+        ce._run_ninja_build = orig
+    return missing
 
 
 def _background_priority() -> None:
@@ -279,19 +326,24 @@ class PchWarmer:
     """Handle on a background warmer process started by the parent (``wait`` for tests and benchmarks)."""
 
     def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
-                 variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> None:
+                 variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
+                 wait: bool = False) -> None:
+        """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
+        with timing); False for a caller that waits for it. ``wait``: if another process is making one of
+        the headers, wait for it instead of skipping it."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
-        self.log_path = self.pch_root / f"warm.{os.getpid()}.log"
         cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.pch_root),
                "--variants", json.dumps([list(v) for v in variants])]
         if not with_cuda:
             cmd.append("--cpu")
-        with open(self.log_path, "wb") as log:
-            # Niced: on a small host it shares the cores with builds and (on GPU backends) with timing.
+        if wait:
+            cmd.append("--wait")
+        with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
+            self.log_path = Path(log.name)  # one per warmer: several may start in one process
             self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True,
-                                         preexec_fn=_background_priority)
+                                         preexec_fn=_background_priority if background else None)
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
@@ -313,6 +365,8 @@ class PchWarmer:
             self.proc.wait()
         for tmp in self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"):
             tmp.unlink(missing_ok=True)
+        for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
+            shutil.rmtree(tmp, ignore_errors=True)
         try:
             text = self.log_path.read_text(errors="replace")
         except OSError:
@@ -329,6 +383,7 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
     ap.add_argument("--warm-pch", required=True, help="PCH root folder")
     ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
     ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
+    ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
     a = ap.parse_args()
     variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
-    print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu)), flush=True)
+    print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)

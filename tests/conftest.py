@@ -36,7 +36,37 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 @pytest.fixture(scope="session")
-def build_root(tmp_path_factory) -> Path:
+def cpu_pch():
+    """The cpu backend's precompiled headers (its ``WARM_VARIANTS``: no flags, and the flag set of the shipped
+    solutions and the prompts' exemplars), made before the session's first C++ build and waited for.
+
+    A run's own warmer never makes a build wait, which is right for a run but wrong for a test session on a
+    fresh machine (CI's every run): the niced warmer got little CPU beside two busy test workers, so nearly
+    every C++ build of the session read torch's headers as text, twice the CPU of a PCH build (measured: 39 of
+    44 builds of a cold run). Here both headers are made side by side at normal priority (~1 min on 2 cores,
+    once per machine: they stay in ~/.cache/multikernelbench/pch); under pytest-xdist each header is made by
+    one worker while the other waits for it. Requested by ``build_root`` and by the files that build C++ in
+    folders of their own."""
+    from multikernelbench.backends.cpu import CpuBackend
+    from multikernelbench.backends.cuda_build import PchWarmer, missing_pch_variants
+
+    backend = CpuBackend()
+    missing = missing_pch_variants(backend.pch_root(), backend.WARM_VARIANTS)
+    warmers = [PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=(v,), background=False, wait=True)
+               for v in missing]
+    try:
+        for w in warmers:
+            assert w.wait(timeout=900) == 0, w.log_path.read_text()[-2000:]
+    finally:
+        for w in warmers:
+            w.stop()
+    still = missing_pch_variants(backend.pch_root(), backend.WARM_VARIANTS)
+    assert not still, f"no precompiled header for {still}"
+    return backend.pch_root()
+
+
+@pytest.fixture(scope="session")
+def build_root(tmp_path_factory, cpu_pch) -> Path:
     if _xdist_worker():
         # pytest-xdist: one folder for all workers (their base temps share a parent), so a candidate built by
         # one is found built by the others; two builders of one folder take its lock and build it once.
@@ -75,17 +105,13 @@ TEST_VARIANTS = (("-O3", "-march=native", "-fopenmp", "-falign-loops=64"),)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def warm_cpu_pch():
-    """Start the CPU backend's precompiled-header warmer once, at the start of the session, in the background
-    (the default shared folder, ~/.cache/multikernelbench/pch). Each engine run starts its own warmer and
-    stops it when the run ends; a run shorter than one PCH build (~55 s on 2 cores) would never finish it,
-    and every later C++ build of the session would read torch's headers as text. Builds never wait for it.
-    Besides the backend's own variants it warms TEST_VARIANTS, the flags of the test candidates that keep
-    other flags on purpose (made once per machine; then each such build takes ~20 s of CPU instead of ~40)."""
+def warm_test_pch():
+    """Warm TEST_VARIANTS, the flags of the few test candidates that keep other flags on purpose, in the
+    background from the session's start (niced; nothing waits for it; made once per machine, then each such
+    build takes ~20 s of CPU instead of ~40). The backend's own flag sets are ``cpu_pch``'s."""
     from multikernelbench.backends.cpu import CpuBackend
     from multikernelbench.backends.cuda_build import PchWarmer
 
-    backend = CpuBackend()
-    warmer = PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=backend.WARM_VARIANTS + TEST_VARIANTS)
+    warmer = PchWarmer(CpuBackend().pch_root(), {}, with_cuda=False, variants=TEST_VARIANTS)
     yield warmer
     warmer.stop()

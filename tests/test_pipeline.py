@@ -21,6 +21,9 @@ from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import Status
 
+# C++ builds in folders of their own: the shared precompiled headers first (see conftest.cpu_pch).
+pytestmark = pytest.mark.usefixtures("cpu_pch")
+
 REPO = Path(__file__).resolve().parents[1]
 RELU = "activation.relu"
 

@@ -45,7 +45,7 @@ def test_exemplar_solutions_define_modelnew():
 
 
 @pytest.mark.slow
-def test_cpu_exemplars_pass_the_engine():
+def test_cpu_exemplars_pass_the_engine(cpu_pch):
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig
     from multikernelbench.engine.runner import evaluate_candidates

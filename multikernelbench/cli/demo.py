@@ -122,44 +122,15 @@ def quick_solutions() -> Path:
 
 # ---- the precompiled header, before the first run on a machine ------------------------------------------------
 def missing_pch_variants(backend) -> list[tuple[str, ...]]:
-    """The backend's PCH flag sets (``WARM_VARIANTS``) whose ``.gch`` is not in its PCH folder yet. Asks torch's
-    loader for each set's exact flags the way ``warm_pch`` does (stopping before any build); [] when the
+    """The backend's PCH flag sets (``WARM_VARIANTS``) whose ``.gch`` is not in its PCH folder yet; [] when the
     backend has no PCH or the probe fails (the run then goes on as the engine would anyway)."""
     variants = tuple(getattr(backend, "WARM_VARIANTS", ()))
     if not variants or not backend.options.get("pch", True) or not hasattr(backend, "pch_root"):
         return []
     try:
-        import tempfile
+        from multikernelbench.backends.cuda_build import missing_pch_variants as probe
 
-        import torch.utils.cpp_extension as ce
-
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
-
-        root = Path(backend.pch_root())
-        probe = FastExtensionBuilder(root, pch=False, cache=False, split_nvcc=False, pch_root=root)
-        missing: list[tuple[str, ...]] = []
-
-        class _Seen(Exception):
-            pass
-
-        def capture(build_directory, verbose, error_prefix):
-            gch = probe._pch_paths((Path(build_directory) / "build.ninja").read_text())[4]
-            raise _Seen(gch.exists())
-
-        orig = ce._run_ninja_build
-        ce._run_ninja_build = capture
-        try:
-            for i, extra in enumerate(variants):
-                with tempfile.TemporaryDirectory(prefix="mkb-pch-probe-") as tmp:
-                    try:
-                        ce.load_inline(name=f"mkb_pch_probe_{i}", cpp_sources="", extra_cflags=list(extra),
-                                       build_directory=tmp, verbose=False)
-                    except _Seen as seen:
-                        if not seen.args[0]:
-                            missing.append(tuple(extra))
-        finally:
-            ce._run_ninja_build = orig
-        return missing
+        return probe(backend.pch_root(), variants)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the run as the engine makes it
         return []
 

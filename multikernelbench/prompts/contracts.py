@@ -88,7 +88,9 @@ register_contract(Contract(
     device="CPU tensors",
     build="Write the C++ in a string and build it at import time with "
           "`torch.utils.cpp_extension.load_inline(name=..., cpp_sources=..., functions=[...], "
-          "extra_cflags=['-O3', '-fopenmp'], extra_ldflags=['-fopenmp'])`; `forward` calls the built functions. "
+          "extra_cflags=['-O3', '-march=native', '-fopenmp', '-fno-trapping-math'], extra_ldflags=['-fopenmp'])`; "
+          "`forward` calls the built functions (the build runs on the machine that times it; these are the flags "
+          "the harness keeps torch's headers precompiled for, other flags are allowed but build slower). "
           "Include <torch/extension.h>, take `torch::Tensor` arguments, call `.contiguous()` and read raw "
           "pointers with `data_ptr<float>()`.",
     rules=("Use a unique extension `name`.", "Parallelise with `#pragma omp parallel for` over independent work; "

@@ -25,7 +25,8 @@ torch::Tensor leaky_relu_forward(torch::Tensor x, double negative_slope) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_activation", cpp_sources=_CPP, functions=["leaky_relu_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

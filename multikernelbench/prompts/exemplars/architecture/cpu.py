@@ -34,7 +34,8 @@ torch::Tensor linear_forward(torch::Tensor x, torch::Tensor weight, torch::Tenso
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_architecture", cpp_sources=_CPP, functions=["linear_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -54,7 +54,8 @@ torch::Tensor attention_forward(torch::Tensor q, torch::Tensor k, torch::Tensor 
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_attention", cpp_sources=_CPP, functions=["attention_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

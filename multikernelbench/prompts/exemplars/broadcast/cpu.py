@@ -27,7 +27,8 @@ torch::Tensor bias_add_forward(torch::Tensor x, torch::Tensor bias) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_broadcast", cpp_sources=_CPP, functions=["bias_add_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -39,7 +39,8 @@ torch::Tensor conv1d_forward(torch::Tensor x, torch::Tensor weight, torch::Tenso
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_convolution", cpp_sources=_CPP, functions=["conv1d_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -24,7 +24,8 @@ torch::Tensor add_forward(torch::Tensor a, torch::Tensor b) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_generic", cpp_sources=_CPP, functions=["add_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

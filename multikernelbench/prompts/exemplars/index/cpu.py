@@ -26,7 +26,8 @@ torch::Tensor gather_rows_forward(torch::Tensor table, torch::Tensor idx) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_index", cpp_sources=_CPP, functions=["gather_rows_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -28,7 +28,8 @@ torch::Tensor mse_forward(torch::Tensor pred, torch::Tensor target) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_loss", cpp_sources=_CPP, functions=["mse_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -27,7 +27,8 @@ torch::Tensor cumsum_forward(torch::Tensor x) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_math", cpp_sources=_CPP, functions=["cumsum_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -36,7 +36,8 @@ torch::Tensor matmul_forward(torch::Tensor a, torch::Tensor b) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_matmul", cpp_sources=_CPP, functions=["matmul_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -33,7 +33,8 @@ torch::Tensor rms_norm_forward(torch::Tensor x, torch::Tensor weight, double eps
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_normalization", cpp_sources=_CPP, functions=["rms_norm_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

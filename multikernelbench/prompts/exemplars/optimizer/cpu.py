@@ -32,7 +32,8 @@ std::vector<torch::Tensor> sgd_momentum_forward(torch::Tensor param, torch::Tens
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_optimizer", cpp_sources=_CPP, functions=["sgd_momentum_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -31,7 +31,8 @@ torch::Tensor max_pool1d_forward(torch::Tensor x, int64_t kernel, int64_t stride
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_pooling", cpp_sources=_CPP, functions=["max_pool1d_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -28,7 +28,8 @@ torch::Tensor upsample2x_forward(torch::Tensor x) {
 """
 
 _ext = load_inline(name="mkb_exemplar_cpu_resize", cpp_sources=_CPP, functions=["upsample2x_forward"],
-                   extra_cflags=["-O3", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
 
 
 class ModelNew(nn.Module):
