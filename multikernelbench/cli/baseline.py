@@ -155,11 +155,13 @@ def run(args) -> int:
     todo = [t for t in tasks if t.id not in done]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {out}, {len(todo)} to do", flush=True)
     gpus = tuple(int(g) for g in args.gpus.split(",")) if args.gpus else None
+    # The budget counts from this command's start; one spent before the engine starts starts nothing (the
+    # engine's own cutoff counts from its pipeline's start, and a task could slip in within a millisecond).
+    remaining = args.budget_s - (time.perf_counter() - t_start) if args.budget_s else None
     cfg = EngineConfig(backend=args.backend, reference_only=True, allow_code_execution=True, seed=args.seed,
                        lanes_per_gpu=args.lanes_per_gpu, compile_workers=args.warmup_workers, gpus=gpus,
                        reference_warmup=args.warmup_workers > 0,
-                       stop_after_s=max(1e-3, args.budget_s - (time.perf_counter() - t_start)) if args.budget_s
-                       else 0.0,
+                       stop_after_s=max(1e-3, remaining) if remaining is not None else 0.0,
                        timing=TimingConfig(warmup=2, warmup_s=args.warmup_s, min_runs=5, max_runs=args.max_runs, budget_s=args.timing_budget_s,
                                            compile_baseline=not args.no_compile,
                                            compile_baseline_timeout_s=args.compile_timeout_s))
@@ -181,7 +183,7 @@ def run(args) -> int:
         print(f"[{time.perf_counter() - t_start:6.0f}s] {task.id:50s} eager {e} ms  compiled {c} ms "
               f"{line.get('error', '')[:120]}{line.get('compile_error', '')[:100]}", flush=True)
 
-    if todo:
+    if todo and (remaining is None or remaining > 0):
         with ResultStore(db) as store:
             Runner(cfg, store, on_result=write, progress=False).evaluate(todo, reference_candidates(todo))
     print(f"measured {counts['done']}; {len(todo) - counts['done']} remaining; results in {out} "
