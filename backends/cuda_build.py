@@ -238,24 +238,24 @@ def _probe_dir_prefix(pid: int) -> str:
     return f"mkb-pch-{pid}-"
 
 
-def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
-             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
-    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
-    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
-    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
+def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None) -> None:
+    """For each ``extra_cflags`` variant, run torch's ``load_inline`` of an empty extension until it has written
+    build.ninja, call ``visit(variant, build_dir)`` and stop before any build: how the warmer and the probe
+    learn each set's exact compiler flags. ``on_error(variant, exc)`` takes what the loader raises; without it
+    the exception propagates."""
     import torch.utils.cpp_extension as ce
 
-    builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
-    report: list[dict[str, Any]] = []
-    orig = ce._run_ninja_build
+    current: list[tuple[str, ...]] = []
 
     def capture(build_directory, verbose, error_prefix):
-        report.append(builder.build_pch_from(Path(build_directory), wait=wait))
+        visit(current[-1], Path(build_directory))
         raise _WarmOnly
 
+    orig = ce._run_ninja_build
     ce._run_ninja_build = capture
     try:
         for i, extra in enumerate(variants):
+            current.append(tuple(extra))
             with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
                 kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
                 try:
@@ -263,10 +263,26 @@ def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_
                                    build_directory=tmp, verbose=False, **kw)
                 except _WarmOnly:
                     pass
-                except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm leaves builds as they were
-                    report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
+                except Exception as exc:  # noqa: BLE001 - the caller's on_error decides
+                    if on_error is None:
+                        raise
+                    on_error(tuple(extra), exc)
     finally:
         ce._run_ninja_build = orig
+
+
+def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
+    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
+    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
+    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
+    builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
+    report: list[dict[str, Any]] = []
+    # A warmer that cannot warm one set reports it and leaves those builds as they were.
+    _each_variant_ninja(variants, with_cuda,
+                        lambda extra, build_dir: report.append(builder.build_pch_from(build_dir, wait=wait)),
+                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
+                                                          "error": repr(exc)[:500]}))
     return report
 
 
@@ -276,33 +292,14 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
     set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of a second in a
     process that has torch imported, where a warmer process costs seconds of CPU just to import torch).
     Raises what the loader raises; callers decide what a probe that cannot tell means."""
-    import torch.utils.cpp_extension as ce
-
-    root = Path(pch_root)
-    probe = FastExtensionBuilder(root, pch=False, cache=False, split_nvcc=False, pch_root=root)
+    probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
     missing: list[tuple[str, ...]] = []
 
-    class _Seen(Exception):
-        pass
+    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
+        if not probe._pch_paths((build_dir / "build.ninja").read_text())[4].exists():
+            missing.append(extra)
 
-    def capture(build_directory, verbose, error_prefix):
-        gch = probe._pch_paths((Path(build_directory) / "build.ninja").read_text())[4]
-        raise _Seen(gch.exists())
-
-    orig = ce._run_ninja_build
-    ce._run_ninja_build = capture
-    try:
-        for i, extra in enumerate(variants):
-            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
-                kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_probe() {}"} if with_cuda else {}
-                try:
-                    ce.load_inline(name=f"mkb_pch_probe_{i}", cpp_sources="", extra_cflags=list(extra),
-                                   build_directory=tmp, verbose=False, **kw)
-                except _Seen as seen:
-                    if not seen.args[0]:
-                        missing.append(tuple(extra))
-    finally:
-        ce._run_ninja_build = orig
+    _each_variant_ninja(variants, with_cuda, visit)
     return missing
 
 
