@@ -96,22 +96,3 @@ def engine_config(build_root):
         return cfg
 
     return make
-
-
-#: extra_cflags of test candidates that are not the backend's warmed variants, on purpose: the matmul.square
-#: honest twin (tests/data/honest_twins) and the three tricks of solutions/cpu/wrong/ built from the same
-#: code add -falign-loops=64 so that their shared inner loop is placed alike (see test_fresh_inputs).
-TEST_VARIANTS = (("-O3", "-march=native", "-fopenmp", "-falign-loops=64"),)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def warm_test_pch():
-    """Warm TEST_VARIANTS, the flags of the few test candidates that keep other flags on purpose, in the
-    background from the session's start (niced; nothing waits for it; made once per machine, then each such
-    build takes ~20 s of CPU instead of ~40). The backend's own flag sets are ``cpu_pch``'s."""
-    from multikernelbench.backends.cpu import CpuBackend
-    from multikernelbench.backends.cuda_build import PchWarmer
-
-    warmer = PchWarmer(CpuBackend().pch_root(), {}, with_cuda=False, variants=TEST_VARIANTS)
-    yield warmer
-    warmer.stop()

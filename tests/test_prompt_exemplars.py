@@ -1,6 +1,7 @@
 """Every exemplar shown in a prompt is itself a correct solution.
 
-CPU exemplars go through the real evaluation engine (one call over all of them so builds run together).
+CPU exemplars go through the real evaluation engine (one call over all of them so builds run together), timed
+briefly with every anti-cheat defence on.
 Triton and Pallas exemplars run in their interpreters on CPU in a subprocess (TRITON_INTERPRET must be set
 before triton is imported). CUDA exemplars are syntax-checked here and evaluated on a GPU by the gpu tests.
 """
@@ -47,7 +48,7 @@ def test_exemplar_solutions_define_modelnew():
 @pytest.mark.slow
 def test_cpu_exemplars_pass_the_engine(cpu_pch):
     from multikernelbench.engine.candidates import Candidate
-    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates
     from multikernelbench.records import Status
 
@@ -55,11 +56,17 @@ def test_cpu_exemplars_pass_the_engine(cpu_pch):
     tasks = [ex.task() for ex in exemplars]
     cands = [Candidate(task_id=ex.task_id, source=ex.solution, label=f"exemplar/cpu/{ex.category}")
              for ex in exemplars]
-    cfg = EngineConfig(backend="cpu", build_root=BUILD_ROOT, allow_code_execution=True, skip_timing=True,
+    # Timed too (briefly), with every defence on: besides the exemplars' correctness this is the suite's main
+    # check that correct C++ kernels of every category raise no false alarm, in timing included
+    # (test_anticheat_cpu.test_correct_solutions_not_flagged adds the shipped solutions' other output shapes).
+    cfg = EngineConfig(backend="cpu", build_root=BUILD_ROOT, allow_code_execution=True,
+                       timing=TimingConfig(min_runs=3, max_runs=8, budget_s=0.3, warmup=1),
                        compile_workers=2, compile_timeout_s=1200.0, run_timeout_s=120.0, seed=7)
     results = evaluate_candidates(tasks, cands, cfg, None)
     bad = {r.task_id: f"{r.status.value}: {r.message[:300]}" for r in results if r.status != Status.CORRECT}
     assert not bad, bad
+    assert all(r.candidate_timing is not None and (r.speedup or 0) > 0 for r in results), \
+        [(r.task_id, r.speedup) for r in results]
 
 
 def _interpret_check(backend: str, extra_env: dict[str, str]) -> None:

@@ -5,9 +5,10 @@ casts differently from the reference, outputs that fail the tolerance against th
 that depend on more than the seed. The candidate is the task source plus ``class ModelNew(Model): pass``,
 so nothing is compiled (the cpu backend's build step only imports the Python source).
 
-Cost: the engine starts one compile and one device worker process per candidate (each imports torch), so
-the suite takes minutes. Candidates are batched per category (two device workers in parallel); each task
-still gets its own test so a failure names it.
+Cost: the engine forks one compile and one device worker per candidate from its zygote, so the suite takes
+minutes. All candidates go through one engine run (two device workers in parallel): one zygote and one
+reference service for the whole suite, where a run per category paid their start-up (torch's import, ~5 s of
+CPU each) 15 times. Each task still gets its own test so a failure names it.
 """
 
 from __future__ import annotations
@@ -37,19 +38,12 @@ def self_candidate(task) -> Candidate:
 
 
 @pytest.fixture(scope="module")
-def category_results(tmp_path_factory):
-    """category -> {task id: EvalResult}, evaluated lazily the first time a task of the category is tested."""
-    cache: dict[str, dict] = {}
-    root = tmp_path_factory.mktemp("selfcheck-builds")
-
-    def get(category: str) -> dict:
-        if category not in cache:
-            tasks = [t for t in by_id().values() if t.category == category]
-            results = evaluate_candidates(tasks, [self_candidate(t) for t in tasks], self_check_config(root))
-            cache[category] = {r.task_id: r for r in results}
-        return cache[category]
-
-    return get
+def results(tmp_path_factory) -> dict:
+    """task id -> EvalResult of its self-check, every task in one engine run."""
+    tasks = list(by_id().values())
+    out = evaluate_candidates(tasks, [self_candidate(t) for t in tasks],
+                              self_check_config(tmp_path_factory.mktemp("selfcheck-builds")))
+    return {r.task_id: r for r in out}
 
 
 def test_every_category_is_covered():
@@ -57,7 +51,7 @@ def test_every_category_is_covered():
 
 
 @pytest.mark.parametrize("task_id", task_ids())
-def test_reference_as_candidate_is_correct(task_id, category_results):
-    result = category_results(by_id()[task_id].category)[task_id]
+def test_reference_as_candidate_is_correct(task_id, results):
+    result = results[task_id]
     assert result.status == Status.CORRECT, (
         f"{task_id}: {result.status.value} {result.failure} {result.message[:2000]}")

@@ -16,7 +16,10 @@ from multikernelbench.engine.protocol import recv_control, send_control
 from multikernelbench.util.procs import die_with_parent
 
 #: Imported by the zygote before it forks: everything a worker needs that is slow to import and safe to
-#: share (no candidate code, no CUDA initialisation, no threads started).
+#: share (no candidate code, no CUDA initialisation, no threads started). torch._dynamo costs ~2 s of CPU
+#: (torch alone 3.1 s, with it 5.3 s) but every worker needs it: the anti-cheat's patch snapshot imports it
+#: first (anticheat/runtime.py, default_patch_targets); left out here, each worker paid the 2 s (measured: the
+#: suite self-check went from ~0.5 to ~2 s of CPU per candidate).
 BASE_PRELOAD = ("torch", "torch._dynamo", "torch.nn.functional", "multikernelbench.engine.worker_main",
                 "multikernelbench.engine.protocol", "multikernelbench.timing.loop",
                 "multikernelbench.tasks.module", "multikernelbench.anticheat.runtime",

@@ -26,8 +26,6 @@ _ext = load_inline(
     name="mkb_cpu_wrong_compile_error",
     cpp_sources=_CPP,
     functions=["broken_tanh_forward"],
-    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
-    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

@@ -1,6 +1,7 @@
 # task: activation.sigmoid
 # expect: timeout
 # reason: no reply to 'check'
+# config: run_timeout_s=8
 """Deliberately broken: spins forever on a volatile counter before computing anything."""
 
 import torch
@@ -30,8 +31,6 @@ _ext = load_inline(
     name="mkb_cpu_wrong_infinite_loop",
     cpp_sources=_CPP,
     functions=["spin_sigmoid_forward"],
-    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
-    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

@@ -29,8 +29,6 @@ _ext = load_inline(
     name="mkb_cpu_wrong_segfault",
     cpp_sources=_CPP,
     functions=["segfault_relu_forward"],
-    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
-    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

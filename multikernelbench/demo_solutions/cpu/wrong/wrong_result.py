@@ -17,7 +17,6 @@ torch::Tensor wrong_leaky_forward(torch::Tensor x, double negative_slope) {
     float* o = out.data_ptr<float>();
     const int64_t n = xc.numel();
     const float s = (float)negative_slope;
-    #pragma omp parallel for
     for (int64_t i = 0; i < n - 1; ++i) {
         const float v = in[i + 1];  // BUG: reads the next element
         o[i] = v > 0.f ? v : v * s;
@@ -30,8 +29,6 @@ _ext = load_inline(
     name="mkb_cpu_wrong_result",
     cpp_sources=_CPP,
     functions=["wrong_leaky_forward"],
-    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
-    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 
