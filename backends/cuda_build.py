@@ -303,6 +303,20 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
     return missing
 
 
+def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
+             with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
+    """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be), found the way
+    :func:`missing_pch_variants` finds them."""
+    probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
+    dirs: dict[tuple[str, ...], Path] = {}
+
+    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
+        dirs[extra] = probe._pch_paths((build_dir / "build.ninja").read_text())[4].parent
+
+    _each_variant_ninja(variants, with_cuda, visit)
+    return dirs
+
+
 def _background_priority() -> None:
     """In the warmer's child process, after ``setsid``: nice 10 for the process and for its session's
     autogroup. With autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in
