@@ -30,9 +30,10 @@ from multikernelbench.records import Status
 from multikernelbench.store import ResultStore
 
 #: The quick set: paths under ``solutions/cpu/`` -> why each one is in it. Chosen so that every outcome shows
-#: at as little cost as possible: 5 real C++ builds of ~16-20 s CPU each (with the precompiled header) and one that
-#: fails at once; the crash, runtime-error and cheat examples need no build (the cheat is caught by the static
-#: filter before any build, the other two fail in Python). Cheapest timeout: infinite_loop.py (one build, then
+#: at as little cost as possible: 5 real C++ builds with the precompiled header (the 3 correct ones at -O3, ~20 s
+#: of CPU each; the 2 broken ones pass no flags, ~12 s) and one that fails at once; the crash, runtime-error and
+#: cheat examples need no build (the cheat is caught by the static filter before any build, the other two fail
+#: in Python). Cheapest timeout: infinite_loop.py (one build, then
 #: QUICK_RUN_TIMEOUT_S of spinning); never_ending_compile.py would need a compile timeout too short for real
 #: builds on a cold machine, and it never caches, so it would cost that timeout on every run.
 QUICK: dict[str, str] = {
