@@ -286,27 +286,11 @@ def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_
     return report
 
 
-def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
-                         with_cuda: bool = False) -> list[tuple[str, ...]]:
-    """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet. Asks torch's loader for each
-    set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of a second in a
-    process that has torch imported, where a warmer process costs seconds of CPU just to import torch).
-    Raises what the loader raises; callers decide what a probe that cannot tell means."""
-    probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
-    missing: list[tuple[str, ...]] = []
-
-    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
-        if not probe._pch_paths((build_dir / "build.ninja").read_text())[4].exists():
-            missing.append(extra)
-
-    _each_variant_ninja(variants, with_cuda, visit)
-    return missing
-
-
 def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
              with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
-    """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be), found the way
-    :func:`missing_pch_variants` finds them."""
+    """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be). Asks torch's
+    loader for each set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of
+    a second in a process that has torch imported). Raises what the loader raises."""
     probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
     dirs: dict[tuple[str, ...], Path] = {}
 
@@ -315,6 +299,15 @@ def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
 
     _each_variant_ninja(variants, with_cuda, visit)
     return dirs
+
+
+def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
+                         with_cuda: bool = False) -> list[tuple[str, ...]]:
+    """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet (:func:`pch_dirs`: where a
+    warmer process would cost seconds of CPU just to import torch, this costs a fraction of one). Raises what
+    the loader raises; callers decide what a probe that cannot tell means."""
+    return [extra for extra, folder in pch_dirs(pch_root, variants, with_cuda).items()
+            if not (folder / (_PCH_HEADER + ".gch")).exists()]
 
 
 def _background_priority() -> None:

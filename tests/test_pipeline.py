@@ -101,7 +101,7 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path, cpu_pch):
     shipped = ("-O3", "-march=native", "-fopenmp", "-fno-trapping-math")
     assert shipped in CpuBackend.WARM_VARIANTS
     others = [v for v in CpuBackend.WARM_VARIANTS if v != shipped]
-    for variant, folder in pch_dirs(cpu_pch, tuple(others)).items():
+    for folder in pch_dirs(cpu_pch, tuple(others)).values():
         (pch_root / folder.name).symlink_to(folder, target_is_directory=True)
     sol = tmp_path / "sol"
     sol.mkdir()
