@@ -48,6 +48,7 @@ from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-2"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
+_PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
 
 
 def _ninja_vars(text: str) -> dict[str, str]:
@@ -157,7 +158,7 @@ class FastExtensionBuilder:
         flags = [f for f in shlex.split(cflags) + shlex.split(post) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
         sig = hashlib.sha256(json.dumps([cxx, flags]).encode()).hexdigest()[:16]
         pch_dir = self.pch_root / sig
-        return cxx, flags, sig, pch_dir / _PCH_HEADER, pch_dir / (_PCH_HEADER + ".gch")
+        return cxx, flags, sig, pch_dir / _PCH_HEADER, pch_dir / _PCH_GCH
 
     def _add_pch(self, build_dir: Path) -> None:
         """Force-include the precompiled torch/extension.h when one exists for exactly these flags; otherwise
@@ -307,7 +308,7 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
     warmer process would cost seconds of CPU just to import torch, this costs a fraction of one). Raises what
     the loader raises; callers decide what a probe that cannot tell means."""
     return [extra for extra, folder in pch_dirs(pch_root, variants, with_cuda).items()
-            if not (folder / (_PCH_HEADER + ".gch")).exists()]
+            if not (folder / _PCH_GCH).exists()]
 
 
 def _background_priority() -> None:
