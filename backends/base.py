@@ -84,6 +84,12 @@ class Backend(abc.ABC):
             return torch.device("cpu")
         return torch.device("cuda", gpu)
 
+    def ray_resources(self) -> dict[str, float]:
+        """Ray resources one device lane of this backend needs on a cluster (``mkb eval --ray``) besides a GPU
+        (which ``device_type == "cuda"`` asks for), e.g. ``{"npu": 1}`` for an accelerator Ray does not know:
+        lanes then go only to nodes started with that resource (``ray start --resources '{"npu": 8}'``)."""
+        return {}
+
     def default_compile_workers(self) -> int:
         """Concurrent builds when the user does not say: one per usable core (a C++ build is one compiler)."""
         from multikernelbench.util.procs import usable_cores

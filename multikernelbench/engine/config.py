@@ -64,5 +64,9 @@ class EngineConfig:
     reference_warmup: bool = False
     trace_path: Path | None = None  # append one line per build/check/timing phase (see engine/trace.py)
     zygote: bool = True  # fork workers from a pre-imported process instead of starting fresh interpreters
+    #: ``mkb eval --ray [ADDRESS]``: run builds as Ray tasks and device stages as Ray actors
+    #: (multikernelbench/cluster/). None = the local runner; "local" = start a Ray instance on this machine;
+    #: anything else is ray.init's address ("auto", "ray://host:10001", "host:6379").
+    ray_address: str | None = None
     #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.
     anticheat: AntiCheatConfig = field(default_factory=AntiCheatConfig)
