@@ -18,6 +18,7 @@ BACKENDS: Registry[type[Backend]] = Registry("backend", entry_point_group="multi
     "cuda": "multikernelbench.backends.cuda:CudaBackend",
     "triton": "multikernelbench.backends.triton:TritonBackend",
     "pallas": "multikernelbench.backends.pallas:PallasBackend",
+    "opencl": "multikernelbench.backends.opencl:OpenCLBackend",
 })
 
 B = TypeVar("B", bound=type)

@@ -1,0 +1,141 @@
+"""``opencl`` backend: OpenCL C kernels built from source with pyopencl, run on torch tensors' memory.
+
+**Candidates.** A Python file whose ``ModelNew`` builds an OpenCL program from an OpenCL C string at import time
+(``cl.Program(ctx, SRC).build()``) and launches its kernels from ``forward``. Tensors arrive and leave as CPU
+torch tensors; the candidate moves their memory across explicitly: ``cl.Buffer(ctx, READ_ONLY | COPY_HOST_PTR,
+hostbuf=x.numpy())`` in, ``cl.enqueue_copy(queue, out.numpy(), out_buf)`` back (or zero-copy ``USE_HOST_PTR``
+buffers on the CPU device). The copies are part of the candidate's measured time, as Pallas' host round trips
+are. The harness chooses the device: the worker gets ``PYOPENCL_CTX`` so ``cl.create_some_context(
+interactive=False)`` returns a context on it.
+
+**Devices.** Whatever OpenCL platforms the machine has, found by a subprocess probe
+(:mod:`multikernelbench.backends.opencl_devices`): on CPUs PoCL (Debian's ``pocl-opencl-icd``: each kernel
+compiled by LLVM, run by PoCL's pthread device), on the H200 host NVIDIA's OpenCL driver where the image
+installs its ICD. Option ``device``: ``"auto"`` (default: a GPU if one is listed, else the CPU device),
+``"cpu"``, ``"gpu"`` or a substring of the platform/device name. No device of the asked kind means the backend
+is unavailable, with the probe's findings as the reason. Inputs live on the host in both cases, so the reference
+(PyTorch eager) runs on the CPU and timing uses the task's CPU shape; on a GPU device the candidate's time
+includes the PCIe copies. The speedup is therefore "this OpenCL device, copies included, vs. eager torch on this
+host's CPU", stated in the result's hardware string.
+
+**Timing.** Host clock (``perf_counter_ns``) around one call plus ``clFinish`` on every queue the candidate
+used (:class:`~multikernelbench.backends.opencl_runtime.QueueFinishingSampler`): real timings on PoCL in CI.
+
+**What "the candidate's own kernel ran" means here.** The worker wraps pyopencl's kernel-enqueue entry points
+before the candidate executes (:class:`~multikernelbench.backends.opencl_runtime.EnqueueRecorder`). During an
+observed forward it records each enqueued kernel's name: the candidate's own kernels are those declared
+(``__kernel void name``) in the OpenCL C of its own file; any other kernel (pyopencl.array, ElementwiseKernel,
+ReductionKernel library kernels) is library work. No enqueue of an own kernel = flagged; torch compute on the
+host is caught by the dispatcher recorder as for every backend; numpy compute on the host and pyopencl's
+library modules are flagged by static rules (:mod:`multikernelbench.anticheat.static`, ``opencl_*`` rules).
+
+**Caches.** PoCL's kernel cache (``POCL_CACHE_DIR``) and NVIDIA's JIT cache (``CUDA_CACHE_PATH``) go under the
+worker's own build folder; pyopencl's binary cache is off (``PYOPENCL_NO_CACHE``: PoCL and the NVIDIA driver
+cache compiled kernels themselves), so nothing is written under ``~/.cache``. Option ``threads``: PoCL's
+worker threads (default: the usable cores).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.opencl_devices import OpenCLDevice, probe
+from multikernelbench.util.procs import usable_cores
+
+
+class OpenCLBackend(Backend):
+    name = "opencl"
+    language = "OpenCL C (kernels built from source with pyopencl)"
+    device_type = "cpu"  # where the candidate's torch tensors live; the OpenCL device is reached by copies
+    times_on_cpu_shape = True
+    overlap_compile_with_timing = False  # PoCL compiles with LLVM on the same cores it runs kernels on
+    timing_available = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.selector = str(options.get("device") or "auto")
+        self._recorder: Any = None
+        self._own: set[str] = set()
+
+    # ---- parent ------------------------------------------------------------------------------------------
+    def chosen(self) -> OpenCLDevice | None:
+        return probe().pick(self.selector)
+
+    def availability(self) -> Availability:
+        if importlib.util.find_spec("pyopencl") is None:
+            return Availability(False, "pyopencl is not installed (pip install pyopencl; on Debian CPUs also "
+                                       "apt-get install pocl-opencl-icd)")
+        found = probe()
+        dev = found.pick(self.selector)
+        if dev is None:
+            return Availability(False, f"no OpenCL device matching {self.selector!r}: {found.summary()}")
+        # ok with a note: what was found, shown by `mkb backends`
+        return Availability(True, f"runs on {dev.label()}; found: {found.summary()}")
+
+    def worker_env(self, build_dir: Path) -> dict[str, str]:
+        env = super().worker_env(build_dir)
+        dev = self.chosen()
+        if dev is not None:
+            env["PYOPENCL_CTX"] = dev.ctx_spec
+        env["PYOPENCL_NO_CACHE"] = "1"
+        env["POCL_CACHE_DIR"] = str(Path(build_dir) / "pocl_cache")
+        env["CUDA_CACHE_PATH"] = str(Path(build_dir) / "nv_cache")
+        threads = str(self.options.get("threads") or usable_cores())
+        env["POCL_MAX_PTHREAD_COUNT"] = threads  # PoCL 3.x
+        env["POCL_CPU_MAX_CU_COUNT"] = threads  # PoCL >= 4 spells it this way
+        return env
+
+    def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
+        # Only the build root (the caches above live in the per-candidate folder under it): no ~/.cache.
+        return [str(Path(build_dir).parent)]
+
+    # ---- device worker --------------------------------------------------------------------------------------
+    def _ensure_recorder(self):
+        if self._recorder is None:
+            from multikernelbench.backends.opencl_runtime import EnqueueRecorder
+
+            self._recorder = EnqueueRecorder()
+            self._recorder.install()
+        return self._recorder
+
+    def load(self, source: str, build_dir: Path):
+        from multikernelbench.backends.opencl_runtime import declared_kernels
+
+        self._ensure_recorder()  # before the candidate executes: it may keep references to the enqueue functions
+        self._own = declared_kernels(source)
+        return super().load(source, Path(build_dir))
+
+    def synchronize(self) -> None:
+        if self._recorder is not None:
+            self._recorder.finish_all()
+
+    def kernel_probe(self, build_dir: Path) -> Any:
+        from multikernelbench.backends.opencl_runtime import OpenCLKernelProbe
+
+        # Lazily bound: the trusted parent also calls this (to learn that a probe exists) and must not load OpenCL.
+        return OpenCLKernelProbe(self._ensure_recorder, self._own)
+
+    def make_timer(self, config: Any):
+        from multikernelbench.backends.opencl_runtime import QueueFinishingSampler
+        from multikernelbench.timing.loop import Timer
+
+        return Timer(config, QueueFinishingSampler(self._ensure_recorder()))
+
+    def hardware(self) -> str:
+        dev = self.chosen()
+        return f"opencl: {dev.name} ({dev.platform})" if dev else "opencl: no device"
+
+    def versions(self) -> dict[str, str]:
+        v = super().versions()
+        try:
+            from importlib.metadata import version
+
+            v["pyopencl"] = version("pyopencl")
+        except Exception:  # noqa: BLE001
+            v["pyopencl"] = "missing"
+        dev = self.chosen()
+        v["opencl_platform"] = dev.platform_version if dev else "none"
+        return v
