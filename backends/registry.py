@@ -18,6 +18,8 @@ BACKENDS: Registry[type[Backend]] = Registry("backend", entry_point_group="multi
     "cuda": "multikernelbench.backends.cuda:CudaBackend",
     "triton": "multikernelbench.backends.triton:TritonBackend",
     "pallas": "multikernelbench.backends.pallas:PallasBackend",
+    "numba_cuda": "multikernelbench.backends.numba_cuda:NumbaCudaBackend",
+    "helion": "multikernelbench.backends.helion:HelionBackend",
     "opencl": "multikernelbench.backends.opencl:OpenCLBackend",
 })
 

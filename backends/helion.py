@@ -1,0 +1,118 @@
+"""``helion`` backend: Helion kernels (PyTorch's tile DSL, ``@helion.kernel``), lowered by Helion to Triton.
+
+On a machine with a CUDA device, Helion generates a Triton kernel per ``@helion.kernel`` function (and shape,
+Helion specialises on shapes by default), Triton compiles it at the first call, and candidates are timed with
+:class:`~multikernelbench.timing.cuda_events.CudaEventSampler` exactly like ``triton`` candidates.
+
+Without one (CI), measured on this CPU host (helion 1.5.1, triton 3.9, torch 2.13 CPU): Helion still generates
+its Triton code, and ``TRITON_INTERPRET=1`` makes Triton's interpreter run that code on CPU tensors. That checks
+the candidate's own lowered kernel for correctness at the test shapes; interpreter speed says nothing about a
+GPU, so ``timing_available`` is False there. (Helion's other CPU path, ``HELION_INTERPRET=1``, runs the kernel
+body as eager PyTorch and never touches the generated code, so it is not used: it would pass kernels whose
+Triton lowering is broken.)
+
+Worker settings (``worker_env``), each for a reason:
+
+* ``HELION_AUTOTUNE_EFFORT=none``: a kernel without an explicit ``config=`` would otherwise autotune on its
+  first call (minutes of compiling and benchmarking inside the timed worker); with ``none`` it runs Helion's
+  default config. The prompt contract asks for an explicit ``helion.Config``.
+* ``TRITON_F32_DEFAULT=ieee``: Helion's default float32 dot precision is TF32, outside the tolerance of a
+  float32 task (the static rules flag a candidate that asks for TF32 itself).
+* ``TRITON_CACHE_DIR`` in the candidate's build folder: the toolchain cache of the sandbox's per-candidate
+  folders (Helion's generated code goes through Triton's cache).
+
+Options: ``interpret`` (default: True exactly when no CUDA device is visible); timer options as for cuda.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.cuda import cuda_device_reason
+
+
+class HelionBackend(Backend):
+    name = "helion"
+    language = "Helion (PyTorch tile DSL, @helion.kernel, lowered to Triton)"
+    device_type = "cuda"
+    times_on_cpu_shape = False
+    overlap_compile_with_timing = False  # Helion and Triton compile at the first call, inside the worker
+    timing_available = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        interpret = options.get("interpret")
+        if interpret is None:
+            interpret = bool(cuda_device_reason())
+        self.interpret = bool(interpret)
+        if self.interpret:
+            self.device_type = "cpu"
+            self.times_on_cpu_shape = True
+            self.timing_available = False
+
+    def availability(self) -> Availability:
+        if importlib.util.find_spec("helion") is None:
+            return Availability(False, "the helion package is not installed (pip install helion; it lowers to "
+                                       "Triton, so triton is needed too)")
+        if importlib.util.find_spec("triton") is None:
+            return Availability(False, "helion lowers to Triton, and the triton package is not installed")
+        if not self.interpret:
+            reason = cuda_device_reason()
+            if reason:
+                return Availability(False, reason + "; use interpret=True for CPU correctness only")
+        return Availability(True)
+
+    def worker_env(self, build_dir: Path) -> dict[str, str]:
+        env = super().worker_env(build_dir)
+        env["TRITON_CACHE_DIR"] = str(Path(build_dir) / "triton_cache")
+        env["HELION_AUTOTUNE_EFFORT"] = "none"
+        env["TRITON_F32_DEFAULT"] = "ieee"
+        if self.interpret:
+            env["TRITON_INTERPRET"] = "1"
+        return env
+
+    def synchronize(self) -> None:
+        if not self.interpret:
+            torch.cuda.synchronize()
+
+    def kernel_probe(self, build_dir: Path) -> Any:
+        """On the GPU: the profiler sees the Triton kernels Helion generated (named ``_helion_<function>``);
+        the interpreter launches no device kernels."""
+        if self.interpret:
+            return None
+        from multikernelbench.anticheat.gpu_probe import ProfilerKernelProbe
+
+        return ProfilerKernelProbe()
+
+    def make_timer(self, config: Any):
+        if self.interpret:
+            # Never used for reported numbers (timing_available is False); kept so the interface holds.
+            from multikernelbench.timing.host import host_timer
+
+            return host_timer(config)
+        from multikernelbench.timing.cuda_events import cuda_event_timer
+
+        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
+        return cuda_event_timer(config, **kw)
+
+    def hardware(self) -> str:
+        if self.interpret:
+            return "helion-triton-interpreter (cpu)"
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no-cuda-device"
+
+    def versions(self) -> dict[str, str]:
+        v = super().versions()
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in ("helion", "triton"):
+            try:
+                v[dist] = version(dist)
+            except PackageNotFoundError:
+                v[dist] = "missing"
+        v["mode"] = "interpret" if self.interpret else "gpu"
+        return v

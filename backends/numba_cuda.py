@@ -1,0 +1,108 @@
+"""``numba_cuda`` backend: CUDA kernels in Python syntax (``numba.cuda.jit``) on an NVIDIA GPU, or in
+Numba's CUDA simulator on the CPU.
+
+On a machine with a CUDA device, candidates launch their kernels on torch tensors through
+``__cuda_array_interface__`` on torch's current stream (``multikernelbench.interop.numba_cuda``) and are
+timed with :class:`~multikernelbench.timing.cuda_events.CudaEventSampler` like ``cuda`` and ``triton``
+candidates -- without CUDA graphs: Numba's launch path (argument marshalling, lazy module loading on a
+kernel's first call per signature) is not something torch's graph capture is known to accept, so short
+kernels are timed as back-to-back calls per event pair, as Pallas' are.
+
+Without one (CI), the same candidates run under ``NUMBA_ENABLE_CUDASIM=1``: every simulated GPU thread is a
+Python thread working on the CPU tensors' numpy views. That checks correctness (indexing, bounds, shared
+memory and ``syncthreads`` semantics) at the test shapes; its speed says nothing about a GPU, so
+``timing_available`` is False and results carry no timing.
+
+Options: ``simulate`` (default: True exactly when no CUDA device is visible); timer options as for cuda.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.cuda import cuda_device_reason
+
+
+class NumbaCudaBackend(Backend):
+    name = "numba_cuda"
+    language = "Numba CUDA (Python syntax, @cuda.jit)"
+    device_type = "cuda"
+    times_on_cpu_shape = False
+    overlap_compile_with_timing = False  # Numba compiles at a kernel's first launch, inside the device worker
+    timing_available = True
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        simulate = options.get("simulate", options.get("interpret"))
+        if simulate is None:
+            simulate = bool(cuda_device_reason())
+        self.simulate = bool(simulate)
+        #: Read by ``mkb backends`` and the reports: the simulator is an interpreter (correctness only).
+        self.interpret = self.simulate
+        if self.simulate:
+            self.device_type = "cpu"
+            self.times_on_cpu_shape = True
+            self.timing_available = False
+
+    def availability(self) -> Availability:
+        if importlib.util.find_spec("numba") is None or importlib.util.find_spec("numba_cuda") is None:
+            return Availability(False, "numba-cuda is not installed (pip install numba-cuda)")
+        if not self.simulate:
+            reason = cuda_device_reason()
+            if reason:
+                return Availability(False, reason + "; use simulate=True for CPU correctness only")
+        return Availability(True)
+
+    def worker_env(self, build_dir: Path) -> dict[str, str]:
+        env = super().worker_env(build_dir)
+        # Per-candidate toolchain cache (cache=True kernels write their PTX/cubin here, never into ~/.cache).
+        env["NUMBA_CACHE_DIR"] = str(Path(build_dir) / "numba_cache")
+        if self.simulate:
+            env["NUMBA_ENABLE_CUDASIM"] = "1"
+        return env
+
+    def synchronize(self) -> None:
+        if not self.simulate:
+            torch.cuda.synchronize()  # device-wide: every stream, Numba's included (same primary context)
+
+    def kernel_probe(self, build_dir: Path) -> Any:
+        """On the GPU: the profiler sees Numba's kernels (CUPTI records every launch in the context, whatever
+        API made it); the simulator launches no device kernels."""
+        if self.simulate:
+            return None
+        from multikernelbench.anticheat.gpu_probe import ProfilerKernelProbe
+
+        return ProfilerKernelProbe()
+
+    def make_timer(self, config: Any):
+        if self.simulate:
+            # Never used for reported numbers (timing_available is False); kept so the interface holds.
+            from multikernelbench.timing.host import host_timer
+
+            return host_timer(config)
+        from multikernelbench.timing.cuda_events import cuda_event_timer
+
+        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms") if k in self.options}
+        return cuda_event_timer(config, allow_graphs=False, **kw)
+
+    def hardware(self) -> str:
+        if self.simulate:
+            return "numba-cuda-simulator (cpu)"
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no-cuda-device"
+
+    def versions(self) -> dict[str, str]:
+        v = super().versions()
+        from importlib.metadata import PackageNotFoundError, version
+
+        for dist in ("numba", "numba-cuda"):
+            try:
+                v[dist] = version(dist)
+            except PackageNotFoundError:
+                v[dist] = "missing"
+        v["mode"] = "simulator" if self.simulate else "gpu"
+        return v
