@@ -147,3 +147,28 @@ register_contract(Contract(
     not_allowed=("jax.numpy/lax operators outside the kernels for the main computation (padding, reshapes, "
                  "transposes of weights and slicing are fine)",),
 ))
+
+register_contract(Contract(
+    backend="opencl",
+    platform="an OpenCL device chosen by the harness (PoCL on a multi-core x86-64 CPU, or an NVIDIA GPU through "
+             "its OpenCL driver)",
+    language="OpenCL C (kernels built from source with pyopencl)",
+    device="CPU torch tensors (host memory); your code moves data to and from the OpenCL device",
+    build="At import time: `ctx = cl.create_some_context(interactive=False)` (the harness selects the device), "
+          "`queue = cl.CommandQueue(ctx)`, `prg = cl.Program(ctx, SRC).build()` with your `__kernel` functions in "
+          "the OpenCL C string `SRC`, and keep the kernels (`kern = prg.my_kernel`). In `forward`: copy inputs in "
+          "with `cl.Buffer(ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=x.numpy())`, "
+          "allocate outputs with `cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)`, launch with "
+          "`kern(queue, global_size, local_size_or_None, *args)` (scalars as numpy scalars: `np.int32(n)`, "
+          "`np.float32(a)`) and copy the result into a `torch.empty` tensor with "
+          "`cl.enqueue_copy(queue, out.numpy(), out_buf)` before returning. The copies count in your time.",
+    rules=("Weights of nn layers/parameters require grad: pass `w.detach().contiguous().numpy()`.",
+           "Guard every work-item against the end of the data (`if (i < n)`): global sizes are rounded up to "
+           "whole work-groups. Use `long` indices where a product of sizes can exceed 2^31.",
+           "float32 tasks compute in float (no `half`, `native_*`/`half_*` math or `-cl-fast-relaxed-math`); int64 "
+           "index tensors are `long` in OpenCL C."),
+    not_allowed=("doing the task's computation on the host (torch or numpy operators, Python loops) instead of in "
+                 "your OpenCL kernels; pyopencl's library kernels (pyopencl.array arithmetic, ElementwiseKernel, "
+                 "ReductionKernel, clmath) count as library code",),
+    times_on_cpu_shape=True,
+))
