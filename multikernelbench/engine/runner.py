@@ -332,4 +332,6 @@ def evaluate_candidates(tasks: Iterable[Task], candidates: list[Candidate], conf
                         store: ResultStore | None = None, progress: bool = False,
                         on_result: Callable[[EvalResult, Candidate], None] | None = None) -> list[EvalResult]:
     """Evaluate candidates against their tasks; the library entry point behind ``mkb eval``."""
-    return Runner(config, store, on_result=on_result, progress=progress).evaluate(tasks, candidates)
+    from multikernelbench.cluster import make_runner  # the Ray runner when config.ray_address is set
+
+    return make_runner(config, store, on_result=on_result, progress=progress).evaluate(tasks, candidates)
