@@ -172,3 +172,44 @@ register_contract(Contract(
                  "ReductionKernel, clmath) count as library code",),
     times_on_cpu_shape=True,
 ))
+
+register_contract(Contract(
+    backend="numba_cuda",
+    platform="an NVIDIA datacenter GPU (Hopper class)",
+    language="Numba CUDA (`@cuda.jit` kernels in Python syntax, `from numba import cuda`)",
+    device="CUDA tensors on the current device",
+    build="Write `@cuda.jit` kernels in the file and launch them from `forward` as "
+          "`kernel[blocks, threads, torch_stream()](as_array(x), as_array(out), n)` with "
+          "`from multikernelbench.interop.numba_cuda import as_array, grid_blocks, torch_stream`: `as_array` "
+          "hands the kernel the tensor's own memory (zero copy, `__cuda_array_interface__`), `torch_stream()` is "
+          "torch's current stream, `grid_blocks(n, threads)` the block count for a grid-stride loop over n items. "
+          "Allocate outputs with `torch.empty(..., device=x.device, dtype=x.dtype)`.",
+    rules=("Write grid-stride loops (`for i in range(cuda.grid(1), n, cuda.gridsize(1))`, or over tiles with "
+           "`cuda.blockIdx.x` / `cuda.gridDim.x`) and size grids with `grid_blocks`: without a GPU the same file "
+           "runs in Numba's CUDA simulator, where every thread is a Python thread.",
+           "Launch on `torch_stream()` (never Numba's default stream) so the kernel is ordered with torch's work.",
+           "Shared memory: `cuda.shared.array(shape, numba.float32)` with a constant shape, and "
+           "`cuda.syncthreads()` reached by every thread of the block (keep it outside `if` branches)."),
+    not_allowed=("torch compute operators in `forward` for the main computation (only allocation, views and "
+                 "launches)", "moving the data to the host (`.cpu()`, `.numpy()`, `copy_to_host`) to compute it "
+                 "there"),
+))
+
+register_contract(Contract(
+    backend="helion",
+    platform="an NVIDIA datacenter GPU (Hopper class)",
+    language="Helion (`@helion.kernel` functions with `hl.tile` loops; Helion lowers them to Triton)",
+    device="CUDA tensors on the current device",
+    build="Write `@helion.kernel(config=helion.Config(block_sizes=[...]))` functions (`import helion`, "
+          "`import helion.language as hl`): allocate outputs at the top of the function, then loop "
+          "`for tile in hl.tile(size)` and read/write tiles with torch-style indexing and torch ops "
+          "(`x[tile]`, `torch.relu`, `.sum(-1)`, `torch.addmm(acc, a, b)`, `hl.zeros`, `hl.full`) inside the "
+          "loop; Helion compiles each loop nest into one Triton kernel. `forward` calls the kernel functions.",
+    rules=("Give every kernel an explicit `config=helion.Config(block_sizes=[...])` with one size per `hl.tile` "
+           "dimension (powers of two): there is no autotuning in the harness.",
+           "Only allocation and shape arithmetic outside the `hl.tile` loops: code there runs on the host.",
+           "Accumulate float32 dots in float32 (`hl.zeros([tm, tn], dtype=torch.float32)` + `torch.addmm`); "
+           "the harness sets IEEE float32 dot precision."),
+    not_allowed=("torch compute operators outside `hl.tile` loops or in `forward` for the main computation",
+                 "`dot_precision=\"tf32\"` or other precision-lowering settings in a float32 task"),
+))
