@@ -9,6 +9,7 @@ before triton is imported). CUDA exemplars are syntax-checked here and evaluated
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -62,6 +63,37 @@ def test_cpu_exemplars_pass_the_engine(cpu_pch):
     cfg = EngineConfig(backend="cpu", build_root=BUILD_ROOT, allow_code_execution=True,
                        timing=TimingConfig(min_runs=3, max_runs=8, budget_s=0.3, warmup=1),
                        compile_workers=2, compile_timeout_s=1200.0, run_timeout_s=120.0, seed=7)
+    results = evaluate_candidates(tasks, cands, cfg, None)
+    bad = {r.task_id: f"{r.status.value}: {r.message[:300]}" for r in results if r.status != Status.CORRECT}
+    assert not bad, bad
+    assert all(r.candidate_timing is not None and (r.speedup or 0) > 0 for r in results), \
+        [(r.task_id, r.speedup) for r in results]
+
+
+def _opencl_available() -> bool:
+    from multikernelbench.backends.registry import get_backend
+
+    return get_backend("opencl").availability().ok
+
+
+@pytest.mark.slow
+def test_opencl_exemplars_pass_the_engine(tmp_path):
+    """OpenCL exemplars run natively (PoCL on the CPU in CI): the engine checks, times and probes each one."""
+    if importlib.util.find_spec("pyopencl") is None or not _opencl_available():
+        pytest.skip("no OpenCL device here (pip install pyopencl; apt-get install pocl-opencl-icd)")
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.records import Status
+
+    exemplars = all_exemplars("opencl")
+    assert len(exemplars) == len(CATEGORIES) + 1
+    tasks = [ex.task() for ex in exemplars]
+    cands = [Candidate(task_id=ex.task_id, source=ex.solution, label=f"exemplar/opencl/{ex.category}")
+             for ex in exemplars]
+    cfg = EngineConfig(backend="opencl", build_root=tmp_path, allow_code_execution=True,
+                       timing=TimingConfig(min_runs=3, max_runs=6, budget_s=0.2, warmup=1),
+                       compile_workers=2, run_timeout_s=300.0, seed=7)
     results = evaluate_candidates(tasks, cands, cfg, None)
     bad = {r.task_id: f"{r.status.value}: {r.message[:300]}" for r in results if r.status != Status.CORRECT}
     assert not bad, bad
