@@ -267,3 +267,64 @@ def cxx_library_call(ctx: Context) -> Iterable[Finding]:
         for m in R.CXX_LIBRARIES.finditer(text):
             yield Finding(line + text.count("\n", 0, m.start()), "cxx_library_call",
                           f"embedded kernel source calls `{m.group(0).rstrip('( ')}`")
+
+
+# ---- OpenCL (pyopencl candidates: OpenCL C strings built at import time) ----------------------------
+
+#: numpy calls that only make scalars, dtypes or buffers (kernel arguments, outputs), never the task's compute.
+NUMPY_HELPERS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intc", "uintc", "intp",
+                 "float32", "float64", "dtype", "empty", "empty_like", "zeros", "zeros_like", "ascontiguousarray",
+                 "asarray", "frombuffer", "ndarray"}
+#: pyopencl modules made of library kernels (array arithmetic, generic map/reduce/scan, math, random, sort).
+PYOPENCL_LIBRARIES = ("pyopencl.array", "pyopencl.elementwise", "pyopencl.reduction", "pyopencl.scan",
+                      "pyopencl.clmath", "pyopencl.clrandom", "pyopencl.algorithm", "pyopencl.bitonic_sort",
+                      "pyopencl.cltypes")
+#: Reduced-precision OpenCL C builtins and build options (fast math trades IEEE float results for speed).
+OPENCL_FAST_MATH = re.compile(r"\b(?:native|half)_(?:exp|exp2|exp10|log|log2|log10|sqrt|rsqrt|recip|divide|powr|sin|"
+                              r"cos|tan)\b|-cl-fast-relaxed-math|-cl-unsafe-math-optimizations|-cl-finite-math-only|"
+                              r"-cl-denorms-are-zero|-cl-no-signed-zeros")
+
+
+@register("opencl", custom_kernel=True)
+def opencl_host_numpy(ctx: Context) -> Iterable[Finding]:
+    """numpy doing the work on the host (``np.maximum(x.numpy(), 0)``, ``x.numpy().sum()``) instead of a kernel:
+    invisible to the dispatcher recorder, so only this rule sees it."""
+    for node in R.calls(ctx.reachable):
+        name = ctx.call_name(node)
+        short = name.rsplit(".", 1)[-1]
+        if name.startswith("numpy.") and short not in NUMPY_HELPERS and not name.startswith("numpy.random."):
+            yield Finding(node.lineno, "opencl_host_numpy", f"forward path computes with `{R.dotted(node.func)}` "
+                          "on the host (numpy), not in an OpenCL kernel")
+        elif ".numpy." in R.dotted(node.func) and short not in NUMPY_HELPERS | {"copy", "view", "reshape", "ravel"}:
+            yield Finding(node.lineno, "opencl_host_numpy", f"forward path calls `.{short}()` on a numpy view of a "
+                          "tensor (host compute)")
+
+
+@register("opencl", custom_kernel=True)
+def opencl_library_kernels(ctx: Context) -> Iterable[Finding]:
+    """pyopencl's library kernels (array arithmetic, ElementwiseKernel, ReductionKernel, clmath...) do the work."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""]
+            for m in names:
+                if any(m == lib or m.startswith(lib + ".") for lib in PYOPENCL_LIBRARIES):
+                    yield Finding(node.lineno, "opencl_library_kernels", f"imports `{m}` (pyopencl library kernels)")
+                    break
+        elif isinstance(node, ast.Attribute):
+            name = R.resolve(R.dotted(node), ctx.aliases)
+            if any(name == lib or name.startswith(lib + ".") for lib in PYOPENCL_LIBRARIES):
+                yield Finding(node.lineno, "opencl_library_kernels", f"uses `{R.dotted(node)}` (pyopencl library "
+                              "kernels)")
+
+
+@register("opencl")
+def opencl_fast_math(ctx: Context) -> Iterable[Finding]:
+    """native_*/half_* math builtins and fast-math build options compute below IEEE float precision."""
+    if ctx.task_dtype not in ("float32", "float64"):
+        return
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for m in OPENCL_FAST_MATH.finditer(node.value):
+                yield Finding(node.lineno + node.value.count("\n", 0, m.start()), "opencl_fast_math",
+                              f"uses `{m.group(0)}` in a {ctx.task_dtype} task (reduced-precision OpenCL math)")
