@@ -63,8 +63,18 @@ class Backend(abc.ABC):
         """Whether this machine has the toolchain and device; the reason when not."""
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
-        """Environment variables for compile and device workers (set before the child starts)."""
-        return {"TORCH_EXTENSIONS_DIR": str(build_dir)}
+        """Environment variables for compile and device workers (set before the child starts). The worker's
+        kernel sandbox lets it write every cache folder named here (engine/kernel_sandbox.py, ``CACHE_ENV``),
+        so each must be the candidate's own (under ``build_dir``); shared folders it needs to read go in
+        :meth:`sandbox_read_dirs`."""
+        from multikernelbench.engine.kernel_sandbox import paths_env
+
+        return {"TORCH_EXTENSIONS_DIR": str(build_dir), **paths_env(read=self.sandbox_read_dirs(build_dir))}
+
+    def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
+        """Shared folders a worker reads but never writes (e.g. precompiled headers), besides the system's,
+        Python's and the package's own, which every worker may read."""
+        return []
 
     def gpu_indices(self) -> list[int]:
         """The GPUs a run may spread its device stage over (one lane each); [] when this backend runs on the
@@ -135,10 +145,13 @@ class Backend(abc.ABC):
         return None
 
     def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
-        """Folders besides the worker's cwd, build dir and TMPDIR that workers may write: toolchain caches,
-        and this backend's build root (shared extension caches live next to the per-candidate dirs)."""
-        home = Path.home()
-        return [str(home / ".triton"), str(home / ".cache"), str(Path(build_dir).parent)]
+        """(In the worker) folders besides its cwd and TMPDIR that the audit hook lets Python write: the
+        candidate's build folder and the caches its environment names: the same list Landlock enforces."""
+        import os
+
+        from multikernelbench.engine.kernel_sandbox import writable_from_env
+
+        return [str(build_dir)] + writable_from_env(dict(os.environ))
 
     @abc.abstractmethod
     def make_timer(self, config: Any) -> Timer:

@@ -93,8 +93,8 @@ class CpuBackend(Backend):
             self._builder.install()
         return super().load(source, Path(build_dir))
 
-    def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
-        return super().sandbox_writable_dirs(build_dir)
+    def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
+        return [str(self.pch_root())]  # the trusted warmer's precompiled headers: read, never written
 
     def kernel_probe(self, build_dir: Path):
         from multikernelbench.anticheat.runtime import ExtensionCallProbe

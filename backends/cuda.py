@@ -9,8 +9,9 @@ header for the g++ half, no nvcc dependency pass). ``CudaBackend(fast_build=Fals
 which ``scripts/compile_time_bench.py`` uses as the comparison.
 
 Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
-``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``cache_dir`` (default: ``<build_root>/cuda/_ext_cache``, shared by every
-candidate of a run), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
+``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``cache_dir`` (default:
+``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
+stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
 """
 
@@ -111,20 +112,28 @@ class CudaBackend(Backend):
             return None
         from multikernelbench.backends.cuda_build import PchWarmer
 
-        cache = self._cache_dir(Path(build_root) / self.name / "_")
-        env = {k: v for k, v in self.worker_env(cache).items() if k != "TORCH_EXTENSIONS_DIR"}
-        return PchWarmer(self._pch_root(cache), env, with_cuda=True)
+        some_build = Path(build_root) / self.name / "_"
+        env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
+        return PchWarmer(self._pch_root(some_build), env, with_cuda=True)
 
-    def _pch_root(self, cache_dir: Path) -> Path:
-        return Path(self.options["pch_root"]) if self.options.get("pch_root") else Path(cache_dir) / "pch"
+    def _pch_root(self, build_dir: Path) -> Path:
+        """Shared by every candidate of the build root; written only by the trusted warmer."""
+        if self.options.get("pch_root"):
+            return Path(self.options["pch_root"])
+        return Path(build_dir).parent / "_ext_cache" / "pch"
 
     def _cache_dir(self, build_dir: Path) -> Path:
+        """The content-keyed extension cache: the candidate's own (its compile and device workers share it).
+        A ``cache_dir`` option shares one folder between candidates, and so lets each write into the others'."""
         if self.options.get("cache_dir"):
             return Path(self.options["cache_dir"])
-        return Path(build_dir).parent / "_ext_cache"
+        return Path(build_dir) / "ext"
+
+    def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
+        return [str(self._pch_root(build_dir))]
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
-        env = {"TORCH_EXTENSIONS_DIR": str(build_dir)}
+        env = super().worker_env(build_dir)
         arch = self.options.get("arch") or device_arch()
         if arch:
             env["TORCH_CUDA_ARCH_LIST"] = arch
@@ -132,6 +141,7 @@ class CudaBackend(Backend):
         if self.options.get("fast_build", True):
             env["TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES"] = "1"
             env["MKB_EXT_CACHE"] = str(self._cache_dir(build_dir))
+            env["MKB_PCH_ROOT"] = str(self._pch_root(build_dir))
         return env
 
     def _install_builder(self, build_dir: Path) -> None:
@@ -140,11 +150,12 @@ class CudaBackend(Backend):
         from multikernelbench.backends.cuda_build import FastExtensionBuilder
 
         root = os.environ.get("MKB_EXT_CACHE") or str(self._cache_dir(build_dir))
+        pch_root = os.environ.get("MKB_PCH_ROOT") or str(self._pch_root(build_dir))
         builder = getattr(self, "_builder", None)
         if builder is None:
             builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
                                            split_nvcc=self.options.get("split_nvcc", True),
-                                           pch_root=self._pch_root(Path(root)))
+                                           pch_root=pch_root)
             builder.install()
             self._builder = builder
 

@@ -109,6 +109,9 @@ class EvalResult:
     hardware: str = ""
     versions: dict[str, str] = field(default_factory=dict)
     stdout: str = ""
+    #: The kernel sandbox its workers ran under (engine/kernel_sandbox.py: ``landlock7+seccomp``, or ``weak:...``
+    #: when the user accepted less); "" in records made before the sandbox existed.
+    sandbox: str = ""
     started_at: float | None = None
     finished_at: float | None = None
 

@@ -21,6 +21,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     task_id TEXT NOT NULL, task_hash TEXT NOT NULL, backend TEXT NOT NULL, hardware TEXT NOT NULL,
     code_hash TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL, created REAL NOT NULL,
+    sandbox TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (task_id, task_hash, backend, hardware, code_hash)
 );
 CREATE TABLE IF NOT EXISTS labels (
@@ -56,7 +57,15 @@ class ResultStore:
         self._conn = sqlite3.connect(str(self.path), timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(SCHEMA)
+        self._add_missing_columns()
         self._conn.commit()
+
+    def _add_missing_columns(self) -> None:
+        """Stores made before a column existed get it with its default ('' sandbox: made before the kernel
+        sandbox; the JSON record of such a row has no ``sandbox`` key either and reads back as '')."""
+        have = {row[1] for row in self._conn.execute("PRAGMA table_info(results)")}
+        if "sandbox" not in have:
+            self._conn.execute("ALTER TABLE results ADD COLUMN sandbox TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         self._conn.close()
@@ -76,9 +85,10 @@ class ResultStore:
     def put(self, result: EvalResult, label: Label | None = None) -> None:
         with self._conn:
             self._conn.execute(
-                "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO results (task_id, task_hash, backend, hardware, code_hash, status, record, "
+                "created, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
                 (result.task_id, result.task_hash, result.backend, result.hardware, result.code_hash,
-                 result.status.value, result.to_json(), time.time()))
+                 result.status.value, result.to_json(), time.time(), result.sandbox))
             if label is not None:
                 self._put_label(result, label)
 

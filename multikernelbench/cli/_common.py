@@ -39,6 +39,9 @@ def add_engine_options(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON line per result on stdout")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--trace", type=Path, default=None, help="append a timestamped line per phase to this file")
+    p.add_argument("--allow-weak-sandbox", action="store_true",
+                   help="run untrusted code even where the kernel lacks Landlock or seccomp (see `mkb backends`; "
+                        "results record the sandbox level)")
 
 
 def engine_config(args, allow: bool) -> EngineConfig:
@@ -46,7 +49,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
         backend=args.backend, compile_workers=args.compile_workers, compile_timeout_s=args.compile_timeout,
         run_timeout_s=args.run_timeout, candidate_timeout_s=args.candidate_timeout, threads=args.threads,
         skip_timing=args.no_timing, seed=args.seed,
-        allow_code_execution=allow,
+        allow_code_execution=allow, allow_weak_sandbox=getattr(args, "allow_weak_sandbox", False),
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     if getattr(args, "gpus", None):

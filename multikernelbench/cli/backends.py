@@ -1,4 +1,5 @@
-"""``mkb backends``: which platforms this machine can evaluate, how they run here, and why not the others.
+"""``mkb backends``: which platforms this machine can evaluate, how they run here, and why not the others;
+and the kernel sandbox level workers get here (never silently weaker: a weak level is shown in red).
 
 Why a "runs as" column: triton and pallas are usable on a machine without a GPU, but only through their
 interpreters (correct or not, never timed); "yes" alone would promise GPU kernels that are not there.
@@ -40,4 +41,13 @@ def run(args) -> int:
         runs_as, reason = describe(name)
         table.add_row(name, "[green]yes[/green]" if runs_as else "[red]no[/red]", runs_as, reason)
     console().print(table)
+    from multikernelbench.engine.kernel_sandbox import support
+
+    s = support()
+    if s.complete:
+        console().print(f"sandbox: [green]{s.label()}[/green] (every compile and device worker; missing: "
+                        f"{'; '.join(s.missing()) or 'nothing'})", highlight=False)
+    else:
+        console().print(f"sandbox: [red]{s.label()}[/red]; missing: {'; '.join(s.missing())}. Untrusted code runs "
+                        "only with --allow-weak-sandbox.", highlight=False)
     return 0

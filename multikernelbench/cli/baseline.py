@@ -159,6 +159,7 @@ def run(args) -> int:
     # engine's own cutoff counts from its pipeline's start, and a task could slip in within a millisecond).
     remaining = args.budget_s - (time.perf_counter() - t_start) if args.budget_s else None
     cfg = EngineConfig(backend=args.backend, reference_only=True, allow_code_execution=True, seed=args.seed,
+                       allow_weak_sandbox=True,  # suite references only: no untrusted code
                        lanes_per_gpu=args.lanes_per_gpu, compile_workers=args.warmup_workers, gpus=gpus,
                        reference_warmup=args.warmup_workers > 0,
                        stop_after_s=max(1e-3, remaining) if remaining is not None else 0.0,

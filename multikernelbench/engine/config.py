@@ -46,6 +46,9 @@ class EngineConfig:
     timed_check_positions: int = 4096
     timed_check_edge: int = 1024
     allow_code_execution: bool = False  # must be set by the user (flag or MKB_ALLOW_CODE_EXECUTION=1)
+    #: Run untrusted code even where the kernel lacks a sandbox layer (Landlock or seccomp; see
+    #: engine/kernel_sandbox.py). Off: such a run refuses to start. Results record the level either way.
+    allow_weak_sandbox: bool = False
     seed: int | None = None  # None = fresh secret seed material per run (the default)
     skip_timing: bool = False
     #: ``--fresh-shapes K``: after the test shapes pass, check K more shapes drawn per run from each task's

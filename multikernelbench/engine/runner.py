@@ -35,6 +35,7 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.trace import Trace, trace_label
@@ -52,10 +53,17 @@ class CodeExecutionNotAllowed(RuntimeError):
 
 def check_opt_in(config: EngineConfig) -> None:
     if config.allow_code_execution or os.environ.get(ALLOW_ENV) == "1":
+        from multikernelbench.engine.kernel_sandbox import WeakSandbox, require
+
+        try:
+            require(config.allow_weak_sandbox)  # never silently weaker
+        except WeakSandbox as exc:
+            raise CodeExecutionNotAllowed(str(exc)) from None
         return
     raise CodeExecutionNotAllowed(
         "Evaluating candidates runs untrusted, model-generated code on this machine. The harness isolates it in "
-        "worker processes with resource limits, but that is not a security boundary. To proceed, pass "
+        "worker processes that the kernel sandboxes (Landlock, seccomp; see multikernelbench/anticheat/README.md "
+        "for what that does not stop). To proceed, pass "
         f"--allow-code-execution or set {ALLOW_ENV}=1.")
 
 
@@ -309,7 +317,8 @@ class Runner:
     def _blank(self, task: Task, cand: Candidate, status: Status, message: str = "") -> EvalResult:
         return EvalResult(task_id=task.id, task_hash=task.content_hash, backend=self.backend.name,
                           candidate=cand.label, code_hash=cand.code_hash, status=status, message=message,
-                          hardware=self.hardware, versions=self.versions, started_at=time.time())
+                          hardware=self.hardware, versions=self.versions, started_at=time.time(),
+                          sandbox=sandbox_support().label())
 
     def _label(self, cand: Candidate, task: Task | None) -> Label:
         category = task.category if task else cand.task_id.split(".")[0]

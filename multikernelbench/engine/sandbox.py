@@ -6,8 +6,13 @@ going to size-capped files. The parent talks to it over a socketpair passed as a
 candidate printing to stdout cannot corrupt the protocol. Killing the session's process group also kills
 anything the candidate forked (compilers, helpers).
 
-This is damage control, not a security boundary: a determined attacker running as the same user can
-escape it (see docs in README, "What is and is not isolated").
+Before the first line of worker code the child enters the kernel sandbox (engine/kernel_sandbox.py): a
+Landlock ruleset (read and execute only where Python, the toolchains and their headers live; write only in
+its own working directory, its candidate's build folder and the toolchain caches its environment names; no
+TCP; no signals or abstract sockets outside its own domain), a seccomp filter (no ptrace, no reading other
+processes' memory, no namespaces or mounts, no sockets but AF_UNIX), no_new_privs and no capabilities. The
+parent and the zygote are not dumpable. What that does and does not stop is listed in
+multikernelbench/anticheat/README.md ("What is and is not isolated").
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from multikernelbench.engine import protocol
+from multikernelbench.engine.kernel_sandbox import CACHE_ENV, READ_ENV, WRITE_ENV, SandboxPolicy, enter, harden_trusted
 from multikernelbench.util.procs import Limits, apply_limits, kill_session
 
 __all__ = ["Limits", "Worker", "WorkerDied", "WorkerTimeout"]
@@ -59,24 +65,34 @@ class Worker:
         self._tmp = tempfile.TemporaryDirectory(prefix=f"mkb-{self.role}-", ignore_cleanup_errors=True)
         self.workdir = Path(self._tmp.name)
         parent_sock, child_sock = socket.socketpair()
+        harden_trusted()  # the parent holds expected outputs and seeds: no worker may read its memory
         env = dict(os.environ)
+        for key in CACHE_ENV + (READ_ENV, WRITE_ENV):  # every writable folder comes from the backend or here
+            env.pop(key, None)
         # Caches that libraries put in shared places (a parent that imported torch._dynamo exports
-        # TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor_<user>) go to the worker's own folder instead, unless the
-        # backend sets them deliberately below.
+        # TORCHINDUCTOR_CACHE_DIR=/tmp/torchinductor_<user>; CUDA's JIT cache is ~/.nv) go to the worker's own
+        # folder instead, unless the backend sets them deliberately below.
         env["TORCHINDUCTOR_CACHE_DIR"] = str(self.workdir / "inductor-cache")
         env["TRITON_CACHE_DIR"] = str(self.workdir / "triton-cache")
+        env["TRITON_HOME"] = str(self.workdir / "triton-home")
+        env["CUDA_CACHE_PATH"] = str(self.workdir / "nv-cache")
         env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["TMPDIR"] = str(self.workdir)  # temp files land in the worker's own folder (removed at close)
         limits = self.limits
+        policy = SandboxPolicy.for_worker(env, str(self.workdir))
+
+        def child_setup() -> None:  # between fork and exec of a fresh interpreter: syscalls only
+            enter(policy, own_netns=apply_limits(limits))
+
         with open(self.workdir / "stdout.txt", "wb") as out, open(self.workdir / "stderr.txt", "wb") as err:
             if self.zygote is not None and self.zygote.alive():
                 from multikernelbench.engine.zygote import ZygoteError
 
                 try:
                     self.proc = self.zygote.spawn(self.role, env, str(self.workdir), limits, child_sock.fileno(),
-                                                  out.fileno(), err.fileno())
+                                                  out.fileno(), err.fileno(), sandbox=policy.to_dict())
                 except ZygoteError:
                     self.proc = None  # fall back to a fresh interpreter below
             if self.proc is None:
@@ -84,7 +100,7 @@ class Worker:
                     [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()),
                      self.role],
                     pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=err, start_new_session=True, preexec_fn=lambda: apply_limits(limits))
+                    stdout=out, stderr=err, start_new_session=True, preexec_fn=child_setup)
         child_sock.close()
         self.conn = Connection(parent_sock.detach())
         return self

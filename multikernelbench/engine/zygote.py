@@ -54,8 +54,9 @@ class Zygote:
         return self.proc.poll() is None
 
     def spawn(self, role: str, env: dict[str, str], cwd: str, limits, chan_fd: int, out_fd: int,
-              err_fd: int) -> "ZygoteChild":
-        msg = {"op": "spawn", "role": role, "env": env, "cwd": cwd, "limits": asdict(limits)}
+              err_fd: int, sandbox: dict | None = None) -> "ZygoteChild":
+        """``sandbox``: a SandboxPolicy.to_dict() the child applies before worker code (None: none)."""
+        msg = {"op": "spawn", "role": role, "env": env, "cwd": cwd, "limits": asdict(limits), "sandbox": sandbox}
         body = json.dumps(msg).encode()
         with self.lock:
             try:

@@ -3,7 +3,9 @@
 Starting a fresh interpreter and importing torch costs ~4 s of CPU per worker, and the engine starts one
 or two workers per candidate; forking from a zygote costs milliseconds. The zygote never runs candidate
 code and never initialises CUDA, so every child starts as clean as a fresh interpreter would: its own
-session, working directory, environment, limits and stdio are set after the fork, before worker code runs.
+session, working directory, environment, limits and stdio are set after the fork, then the kernel sandbox
+(engine/kernel_sandbox.py: Landlock, seccomp, no capabilities), before worker code runs. The zygote itself
+stays outside the sandbox and is not dumpable.
 
 Control protocol (one request at a time, from the parent's single Zygote client): 8-byte length + JSON;
 ``spawn`` carries three fds by SCM_RIGHTS (the worker's channel, stdout file, stderr file) and gets the
@@ -44,7 +46,11 @@ def _become_worker(msg: dict, fds: list[int], control: socket.socket) -> None:
     import tempfile
 
     tempfile.tempdir = None  # re-read TMPDIR from the new environment
-    apply_limits(Limits(**msg["limits"]))
+    own_netns = apply_limits(Limits(**msg["limits"]))
+    if msg.get("sandbox") is not None:  # last step before worker code: nothing after it is trusted
+        from multikernelbench.engine.kernel_sandbox import SandboxPolicy, enter
+
+        enter(SandboxPolicy.from_dict(msg["sandbox"]), own_netns=own_netns)
     from multikernelbench.engine import worker_main
 
     worker_main.serve(chan, msg["role"])
@@ -87,6 +93,9 @@ def serve(control: socket.socket) -> None:
 
 
 def main() -> None:
+    from multikernelbench.engine.kernel_sandbox import harden_trusted
+
+    harden_trusted()  # workers must not read the zygote's memory (it forks them, it is not one of them)
     control = socket.socket(fileno=int(sys.argv[1]))
     for name in json.loads(sys.argv[2]):
         importlib.import_module(name)

@@ -48,8 +48,9 @@ def die_with_parent() -> None:
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def apply_limits(limits: Limits) -> None:
-    """Runs in the child between fork and exec (or between fork and worker code): syscalls only."""
+def apply_limits(limits: Limits) -> bool:
+    """Runs in the child between fork and exec (or between fork and worker code): syscalls only. Returns
+    whether the process got a network namespace of its own."""
     if limits.address_space_gb > 0:
         cap = int(limits.address_space_gb * (1 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
@@ -65,7 +66,8 @@ def apply_limits(limits: Limits) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
     die_with_parent()
     if limits.isolate_network and LIBC is not None:
-        LIBC.unshare(_CLONE_NEWNET)  # failure (no privilege) leaves the worker in the host namespace
+        return LIBC.unshare(_CLONE_NEWNET) == 0  # failure (no privilege) leaves the worker in the host namespace
+    return False
 
 
 def session_members(sid: int) -> list[int]:

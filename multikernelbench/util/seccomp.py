@@ -1,0 +1,180 @@
+"""A seccomp-BPF deny list, no_new_privs, capability drop and non-dumpable processes, over prctl with ctypes.
+
+Why raw BPF instead of ``pyseccomp``/libseccomp: the filter is a fixed deny list of ~35 syscalls on two
+architectures; libseccomp's compiler buys nothing for that, and ``pyseccomp`` needs ``libseccomp.so`` on the
+host (the H200 host has only torch/numpy). The program below is ~90 BPF instructions built once per worker
+in microseconds.
+
+What the filter does (returning an errno, so a library probing for a feature sees "not permitted", not a kill):
+
+* denies ``ptrace``, ``process_vm_readv/writev``, ``kcmp``, ``pidfd_getfd`` (reading or steering another
+  process), ``bpf``, ``perf``-free kernel-extension calls (``kexec_*``, ``*_module``), ``keyctl``/``add_key``/
+  ``request_key``, every mount-family call, ``pivot_root``/``chroot``, ``unshare``/``setns``,
+  ``open_by_handle_at`` and the ``io_uring`` calls (they can open sockets and files without the syscalls
+  filtered here);
+* ``clone`` with a namespace flag: EPERM; ``clone3``: ENOSYS (its flags sit in memory BPF cannot read; glibc
+  then falls back to ``clone``);
+* ``socket`` of any family but ``AF_UNIX`` (and ``AF_NETLINK`` where the worker has its own network namespace):
+  EAFNOSUPPORT;
+* a syscall of a foreign ABI (i386 ``int 0x80``, x32) kills the process: it would bypass the numbers above.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+
+from multikernelbench.util.procs import LIBC
+
+PR_SET_DUMPABLE, PR_GET_SECCOMP, PR_SET_SECCOMP = 4, 21, 22
+PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 24, 28, 38, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+_RET_KILL_PROCESS, _RET_ERRNO, _RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
+# BPF opcodes: ld w abs, jeq k, jge k, jset k, ret k.
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+
+AF_UNIX, AF_NETLINK = 1, 16
+_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+# name -> (x86_64, aarch64)
+_DENY = {
+    "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "kcmp": (312, 272),
+    "pidfd_getfd": (438, 438), "bpf": (321, 280), "mount": (165, 40), "umount2": (166, 39),
+    "pivot_root": (155, 41), "chroot": (161, 51), "unshare": (272, 97), "setns": (308, 268),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "init_module": (175, 105),
+    "finit_module": (313, 273), "delete_module": (176, 106), "keyctl": (250, 219), "add_key": (248, 217),
+    "request_key": (249, 218), "open_by_handle_at": (304, 265), "open_tree": (428, 428),
+    "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432),
+    "fspick": (433, 433), "mount_setattr": (442, 442), "io_uring_setup": (425, 425),
+    "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "swapon": (167, 224), "swapoff": (168, 225),
+    "reboot": (169, 142),
+}
+_SOCKET, _CLONE, _CLONE3 = (41, 198), (56, 220), (435, 435)
+_ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
+_X32_BIT = 0x40000000
+
+
+class SandboxSetupError(OSError):
+    pass
+
+
+def _prctl(option: int, a: int = 0, b: int = 0, c: int = 0, d: int = 0) -> int:
+    if LIBC is None:
+        raise SandboxSetupError(0, "no libc")
+    ret = LIBC.prctl(ctypes.c_int(option), ctypes.c_ulong(a), ctypes.c_ulong(b), ctypes.c_ulong(c),
+                     ctypes.c_ulong(d))
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise SandboxSetupError(err, f"prctl({option}): {os.strerror(err)}")
+    return ret
+
+
+def machine() -> str:
+    return platform.machine()
+
+
+def available() -> bool:
+    """Whether this kernel has seccomp filters, on an architecture this module knows."""
+    if machine() not in _ARCH:
+        return False
+    try:
+        _prctl(PR_GET_SECCOMP)
+        return True
+    except SandboxSetupError:
+        return False
+
+
+def _ins(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k & 0xFFFFFFFF)
+
+
+def build_filter(allow_netlink: bool = False, arch: str | None = None) -> bytes:
+    """The BPF program (struct sock_filter[]) for this architecture; see the module docstring."""
+    audit_arch, col = _ARCH[arch or machine()]
+    eperm = _RET_ERRNO | errno.EPERM
+    prog = [_ins(_LD_ABS, 4), _ins(_JEQ, audit_arch, 1, 0), _ins(_RET, _RET_KILL_PROCESS), _ins(_LD_ABS, 0)]
+    if col == 0:  # x32 syscalls carry the x86_64 audit arch and a high bit in the number
+        prog += [_ins(_JGE, _X32_BIT, 0, 1), _ins(_RET, _RET_KILL_PROCESS)]
+    for nrs in _DENY.values():
+        prog += [_ins(_JEQ, nrs[col], 0, 1), _ins(_RET, eperm)]
+    prog += [_ins(_JEQ, _CLONE3[col], 0, 1), _ins(_RET, _RET_ERRNO | errno.ENOSYS)]
+    # Tail: socket -> family check; clone -> namespace-flag check; anything else allowed.
+    sock_block = [_ins(_LD_ABS, 16), _ins(_JEQ, AF_UNIX, 0, 1), _ins(_RET, _RET_ALLOW)]
+    if allow_netlink:
+        sock_block += [_ins(_JEQ, AF_NETLINK, 0, 1), _ins(_RET, _RET_ALLOW)]
+    sock_block += [_ins(_RET, _RET_ERRNO | errno.EAFNOSUPPORT)]
+    clone_block = [_ins(_LD_ABS, 16), _ins(_JSET, _NS_FLAGS, 0, 1), _ins(_RET, eperm), _ins(_RET, _RET_ALLOW)]
+    # JEQ socket -> jump over (JEQ clone, RET ALLOW) to sock_block; JEQ clone -> over RET ALLOW + sock_block.
+    prog += [_ins(_JEQ, _SOCKET[col], 2, 0), _ins(_JEQ, _CLONE[col], 1 + len(sock_block), 0), _ins(_RET, _RET_ALLOW)]
+    prog += sock_block + clone_block
+    return b"".join(prog)
+
+
+def install_filter(allow_netlink: bool = False) -> None:
+    """Load the filter into this thread (and what it later starts); needs no_new_privs first."""
+    code = build_filter(allow_netlink)
+    n = len(code) // 8
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = SockFprog(n, ctypes.addressof(buf))
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+
+
+def set_no_new_privs() -> None:
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def set_dumpable(flag: bool) -> None:
+    """PR_SET_DUMPABLE 0: /proc/<pid>/mem and ptrace of this process need CAP_SYS_PTRACE, even for its uid."""
+    _prctl(PR_SET_DUMPABLE, 1 if flag else 0)
+
+
+_CAP_VERSION_3 = 0x20080522
+_SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x40 | 0x80  # NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE (+locks)
+
+
+def drop_capabilities() -> None:
+    """Drop every capability for good: bounding set, ambient set, root's regain on exec (securebits), then the
+    effective/permitted/inheritable sets. A process without capabilities does nothing here."""
+    if LIBC is None:
+        raise SandboxSetupError(0, "no libc")
+    header = struct.pack("=Ii", _CAP_VERSION_3, 0)
+    data = ctypes.create_string_buffer(24)  # two struct __user_cap_data_struct {u32 eff, perm, inh}
+    hdr = ctypes.create_string_buffer(header, 8)
+    if LIBC.capget(hdr, data) < 0:
+        raise SandboxSetupError(ctypes.get_errno(), "capget failed")
+    if not any(data.raw):
+        return
+    for cap in range(64):
+        try:
+            _prctl(PR_CAPBSET_DROP, cap)
+        except SandboxSetupError as exc:
+            if exc.errno == errno.EINVAL:  # past the last capability this kernel knows
+                break
+            raise
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    _prctl(PR_SET_SECUREBITS, _SECUREBITS)
+    zero = ctypes.create_string_buffer(24)
+    hdr = ctypes.create_string_buffer(header, 8)
+    if LIBC.capset(hdr, zero) < 0:
+        err = ctypes.get_errno()
+        raise SandboxSetupError(err, f"capset: {os.strerror(err)}")
+
+
+def capabilities_held() -> bool:
+    """Whether this process has any effective or permitted capability (/proc/self/status)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(("CapEff:", "CapPrm:")) and int(line.split()[1], 16):
+                    return True
+    except OSError:
+        pass
+    return False
