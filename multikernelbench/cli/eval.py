@@ -9,7 +9,8 @@ from multikernelbench.cli._common import add_engine_options, engine_config, json
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
-from multikernelbench.engine.runner import CodeExecutionNotAllowed, Runner, check_opt_in
+from multikernelbench.cluster import make_runner
+from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in
 from multikernelbench.store import ResultStore
 from multikernelbench.tasks import load_suite
 
@@ -28,6 +29,10 @@ def add_parser(sub) -> None:
                    help="also check each candidate on K shapes drawn now from the task's SHAPE_RANGES "
                         "(never shown in prompts); tasks without ranges are flagged, not checked")
     add_task_set_option(p)
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="builds as Ray tasks, device stages as Ray actors; ADDRESS of a running cluster "
+                        "(auto, host:6379, ray://host:10001), none = a Ray instance on this machine "
+                        "(needs the ray extra)")
     p.set_defaults(func=run)
 
 
@@ -108,11 +113,19 @@ def run(args) -> int:
     tasks = check_arguments(args)
     config = engine_config(args, args.allow_code_execution)
     config.fresh_shapes = max(0, args.fresh_shapes)
+    config.ray_address = args.ray
     try:
         check_opt_in(config)  # before the results store exists: a refused run leaves no file behind
     except CodeExecutionNotAllowed as exc:
         print(f"mkb eval: {exc}", file=sys.stderr)
         return 3
+    if config.ray_address:
+        from multikernelbench.cluster import RayNotInstalled, require_ray
+
+        try:
+            require_ray()  # before anything is written
+        except RayNotInstalled as exc:
+            raise UsageError(str(exc)) from None
     everything = tasks_for(args) if args.task_set != "suite" else load_suite()
     suite_ids = {t.id for t in everything} if (args.category or args.task_ids) else {t.id for t in tasks}
     candidates = collect_candidates(args, {t.id for t in tasks}, suite_ids)
@@ -120,8 +133,8 @@ def run(args) -> int:
         print("mkb eval: no candidates found for the selected tasks", file=sys.stderr)
         return 1
     with ResultStore(args.db) as store:
-        runner = Runner(config, store, on_result=json_printer if args.json else None,
-                        progress=not args.no_progress)
+        runner = make_runner(config, store, on_result=json_printer if args.json else None,
+                             progress=not args.no_progress)
         results = runner.evaluate(tasks, candidates)
     if not args.json:
         print_table(list(zip(results, candidates)), f"{len(results)} results on {args.backend} -> {args.db}")

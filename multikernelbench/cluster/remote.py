@@ -1,0 +1,132 @@
+"""What runs on the cluster's nodes: a build task per candidate, and one long-lived lane actor per device.
+
+Both are plain Python here; :mod:`multikernelbench.cluster.ray_runner` wraps them with ``ray.remote`` and
+the resources of the run (so this module imports without Ray, and its classes are testable as they are).
+
+* :func:`build_candidate` is :class:`~multikernelbench.engine.build_stage.BuildStage` unchanged, on any node
+  with a free CPU; a finished build comes back as tar bytes (a second return value, left in the object store
+  and handed to the lane actor by reference, so it goes node to node without passing through the driver).
+* :class:`Lane` is the trusted device stage of one accelerator (or one CPU lane): it holds the lane's
+  :class:`~multikernelbench.engine.reference.ReferenceService` (expected outputs), its own
+  :class:`~multikernelbench.engine.reference.SeedSource` (secret seed material drawn in this process) and a
+  zygote, and runs :class:`~multikernelbench.engine.device_stage.CandidateEvaluation` unchanged, which starts
+  the candidate's workers as its children. ``slots`` lanes share one GPU inside one actor through one lock,
+  exactly as ``lanes_per_gpu`` lanes do in the local runner (a lock cannot span processes, so they are not
+  separate actors).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import sys
+import threading
+from pathlib import Path
+
+from multikernelbench.backends import get_backend
+from multikernelbench.engine.build_stage import BuildStage
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.reference import ReferenceService, SeedSource
+from multikernelbench.engine.trace import Trace
+from multikernelbench.records import EvalResult, Status
+from multikernelbench.tasks.record import Task
+from multikernelbench.cluster.shipping import BuildTooLarge, pack_build, unpack_build
+
+
+def _backend(config: EngineConfig):
+    return get_backend(config.backend, threads=config.threads, **config.backend_options)
+
+
+def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
+                    result: EvalResult) -> tuple[tuple[EvalResult, bool], bytes]:
+    """One candidate's build (static checks, then a compile worker), cached by code hash on this node.
+    Returns ((result, built ok), tar bytes of the build folder or b"")."""
+    backend = _backend(config)
+    stage = BuildStage(backend, config, Trace(config.trace_path))
+    try:
+        outcome = stage.run(task, cand, result)
+    except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+        result.status, result.message = Status.RUNTIME_ERROR, f"harness error while building: {exc!r}"
+        return (result, False), b""
+    if not outcome.ok:
+        return (outcome.result, False), b""
+    try:
+        return (outcome.result, True), pack_build(stage.build_dir(cand))
+    except BuildTooLarge as exc:
+        result.status, result.message = Status.RUNTIME_ERROR, f"harness: {exc}; cannot ship it to a device lane"
+        return (result, False), b""
+
+
+class Lane:
+    """The device stage of one accelerator on one node (see the module docstring)."""
+
+    def __init__(self, config: EngineConfig, slots: int = 1, gpu_ids: list | None = None) -> None:
+        self.config = config
+        self.backend = _backend(config)
+        if gpu_ids is None and self.backend.device_type == "cuda":
+            import ray  # only ever constructed as a Ray actor on a GPU node
+
+            gpu_ids = ray.get_gpu_ids()
+        #: The physical GPU Ray gave this actor (it sets CUDA_VISIBLE_DEVICES, so torch here sees it as 0);
+        #: workers get the physical index through the backend's lane_env, as in the local runner.
+        self.gpu = int(gpu_ids[0]) if gpu_ids else None
+        self.seeds = SeedSource(config.seed)
+        self.trace = Trace(config.trace_path)
+        self.zygote = self._start_zygote()
+        device = self.backend.reference_device(0 if self.gpu is not None else None)
+        self.refs: queue.Queue[ReferenceService] = queue.Queue()
+        for _ in range(max(1, slots)):
+            self.refs.put(ReferenceService(device))
+        self.all_refs = list(self.refs.queue)
+        self.device_lock = threading.Lock() if (slots > 1 and self.gpu is not None) else None
+        self.evaluated = 0
+
+    def _start_zygote(self):
+        if not (self.config.zygote and self.backend.zygote_ok):
+            return None
+        from multikernelbench.engine.zygote import Zygote, ZygoteError
+
+        env = dict(os.environ)
+        env.update(self.backend.worker_env(Path(self.config.build_root)))
+        try:
+            return Zygote(env, tuple(self.backend.zygote_preload))
+        except ZygoteError as exc:
+            print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
+            return None
+
+    def describe(self) -> dict:
+        """What the driver keys results by and reports: this node's hardware, availability and versions."""
+        avail = self.backend.availability()
+        return {"pid": os.getpid(), "node": socket.gethostname(), "gpu": self.gpu, "available": avail.ok,
+                "reason": avail.reason, "hardware": self.backend.hardware() if avail.ok else "",
+                "versions": self.backend.versions()}
+
+    def evaluate(self, task: Task, cand: Candidate, result: EvalResult, build: bytes) -> EvalResult:
+        build_dir = BuildStage(self.backend, self.config, self.trace).build_dir(cand)
+        if build:
+            unpack_build(build, build_dir)
+        refs = self.refs.get()
+        try:
+            CandidateEvaluation(task, cand.source, build_dir, self.backend, self.config, self.seeds, refs,
+                                env_extra=self.backend.lane_env(self.gpu), zygote=self.zygote, trace=self.trace,
+                                device_lock=self.device_lock).run(result)
+        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            result.status, result.message = Status.RUNTIME_ERROR, f"harness error while evaluating: {exc!r}"
+        finally:
+            self.refs.put(refs)
+        self.evaluated += 1
+        return result
+
+    def release(self, task_ids: list[str]) -> None:
+        """The driver saw the last candidate of these tasks finish: free their expected outputs."""
+        for refs in self.all_refs:
+            for task_id in set(refs.held_tasks()) & set(task_ids):
+                refs.release(task_id)
+
+    def stop(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
