@@ -2,7 +2,7 @@
 
 Loading the OpenCL ICD loader runs every installed vendor driver's initialisation (NVIDIA's brings up the CUDA
 driver; PoCL starts its thread pool), which must not happen in the trusted parent that also holds CUDA contexts
-and forks workers. So the parent asks a short-lived ``python -m multikernelbench.backends.opencl_devices``,
+and forks workers. So the parent runs this file in a short-lived ``python opencl_devices.py``,
 which prints one JSON line per device, and parses that into :class:`OpenCLDevice` records. What the probe
 found (or why nothing) is what ``mkb backends`` prints: a GPU driver that is absent is reported, never faked.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -88,7 +89,8 @@ def probe(python: str = sys.executable, timeout_s: float = 120.0) -> ProbeResult
     """The devices as a fresh subprocess sees them (cached for this process's lifetime)."""
     icds = tuple(sorted(glob.glob("/etc/OpenCL/vendors/*.icd")))
     try:
-        proc = subprocess.run([python, "-m", "multikernelbench.backends.opencl_devices"], capture_output=True,
+        # The file itself, not ``-m``: importing the package would import torch (seconds) for nothing.
+        proc = subprocess.run([python, os.path.abspath(__file__)], capture_output=True,
                               text=True, timeout=timeout_s)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return ProbeResult((), f"OpenCL probe failed: {exc!r}", icds)

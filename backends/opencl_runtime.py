@@ -52,21 +52,26 @@ class EnqueueRecorder:
 
         for name in ("enqueue_nd_range_kernel", "enqueue_task"):
             orig = getattr(_cl, name, None)
-            if orig is None or getattr(orig, "__mkb_recorder__", None) is self:
+            if orig is None:
                 continue
-            orig = getattr(orig, "__mkb_original__", orig)
+            cell = getattr(orig, "__mkb_recorder__", None)
+            if cell is not None:  # wrapped by an earlier backend instance in this process: this one takes over
+                cell[0] = self
+                continue
             wrapper = self._wrap(orig)
             setattr(_cl, name, wrapper)
             if getattr(pyopencl, name, None) is not None:
                 setattr(pyopencl, name, wrapper)
 
     def _wrap(self, orig):
+        cell = [self]
+
         def enqueue(queue, kernel, *args, **kwargs):
-            self.seen(queue, kernel)
+            cell[0].seen(queue, kernel)
             return orig(queue, kernel, *args, **kwargs)
 
-        enqueue.__mkb_original__ = orig  # type: ignore[attr-defined]
-        enqueue.__mkb_recorder__ = self  # type: ignore[attr-defined]
+        # The original stays in the closure only (no attribute a candidate could call to skip the recorder).
+        enqueue.__mkb_recorder__ = cell  # type: ignore[attr-defined]
         enqueue.__doc__ = orig.__doc__
         return enqueue
 

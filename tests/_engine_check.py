@@ -7,7 +7,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def evaluate_backend_solutions(backend: str, build_root: Path):
+def evaluate_backend_solutions(backend: str, build_root: Path, timing=None):
+    """``timing``: a TimingConfig to also time the correct ones (backends that time natively on the CPU)."""
     from multikernelbench.engine.candidates import discover_solutions
     from multikernelbench.engine.config import EngineConfig
     from multikernelbench.engine.runner import evaluate_candidates
@@ -16,9 +17,9 @@ def evaluate_backend_solutions(backend: str, build_root: Path):
     cands = discover_solutions(ROOT / "solutions" / backend)
     ids = {c.task_id for c in cands}
     tasks = [t for t in load_suite(categories=sorted({i.split(".")[0] for i in ids})) if t.id in ids]
-    # Correctness only (no timing), so two device workers check candidates side by side.
+    # Correctness only (no timing) unless asked, so two device workers check candidates side by side.
+    extra = {"timing": timing, "device_workers": 1} if timing is not None else {"skip_timing": True, "device_workers": 2}
     cfg = EngineConfig(backend=backend, build_root=build_root, allow_code_execution=True, seed=7,
-                       skip_timing=True, compile_workers=2, device_workers=2, memory_limit_gb=0.0,
-                       run_timeout_s=300.0)
+                       compile_workers=2, memory_limit_gb=0.0, run_timeout_s=300.0, **extra)
     results = evaluate_candidates(tasks, cands, cfg)
     return {c.label: (c, r) for c, r in zip(cands, results)}

@@ -323,8 +323,9 @@ def opencl_fast_math(ctx: Context) -> Iterable[Finding]:
     """native_*/half_* math builtins and fast-math build options compute below IEEE float precision."""
     if ctx.task_dtype not in ("float32", "float64"):
         return
+    docs = R._docstrings(ctx.tree)
     for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             for m in OPENCL_FAST_MATH.finditer(node.value):
                 yield Finding(node.lineno + node.value.count("\n", 0, m.start()), "opencl_fast_math",
                               f"uses `{m.group(0)}` in a {ctx.task_dtype} task (reduced-precision OpenCL math)")

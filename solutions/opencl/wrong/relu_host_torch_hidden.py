@@ -1,0 +1,32 @@
+# task: activation.relu
+# expect: cheat_detected
+"""Deliberately cheating: torch computes the ReLU on the host, its name built at run time so that no static rule
+sees it; an OpenCL kernel copies the result. The dispatcher recorder sees aten::relu (or clamp_min)."""
+
+import numpy as np
+import pyopencl as cl
+import torch
+import torch.nn as nn
+
+SRC = r"""
+__kernel void copy(__global const float* x, __global float* y, const long n) {
+    long i = get_global_id(0);
+    if (i < n) y[i] = x[i];
+}
+"""
+
+CTX = cl.create_some_context(interactive=False)
+QUEUE = cl.CommandQueue(CTX)
+MF = cl.mem_flags
+COPY = cl.Program(CTX, SRC).build().copy
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        host = getattr(x, "re" + "lu")()
+        out = torch.empty_like(x)
+        xb = cl.Buffer(CTX, MF.READ_ONLY | MF.COPY_HOST_PTR, hostbuf=host.numpy())
+        yb = cl.Buffer(CTX, MF.WRITE_ONLY, out.nbytes)
+        COPY(QUEUE, (x.numel(),), None, xb, yb, np.int64(x.numel()))
+        cl.enqueue_copy(QUEUE, out.numpy(), yb)
+        return out
