@@ -1,0 +1,324 @@
+"""The kernel sandbox (engine/kernel_sandbox.py) through the real engine: candidates that try every forbidden
+thing from Python and from native code, and a listing of the shared folders before and after.
+
+Each attack goes through libc (ctypes from Python, plain C++ in an extension), so the Python audit hook never
+sees it: only the kernel can refuse it. On the code before the sandbox (4854a3f..385e7da) every write landed,
+``/proc/<harness>/mem`` opened and ``PTRACE_SEIZE`` of the harness succeeded (issue #26); here each line of the
+candidate's report must say ``blocked``. The Python candidate also makes one plain ``open()`` write into the
+Hugging Face cache, which the audit hook sees: its result must say ``cheat_detected``.
+
+The C++ candidate uses the shipped solutions' compile flags, so its one build takes the precompiled header.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.kernel_sandbox import SandboxPolicy, enter, support
+from multikernelbench.engine.runner import CodeExecutionNotAllowed, evaluate_candidates
+from multikernelbench.records import Status
+from multikernelbench.util import seccomp
+
+pytestmark = pytest.mark.skipif(not support().complete, reason="this kernel lacks Landlock or seccomp")
+
+RELU = "activation.relu"
+NONCE = f"mkb-sbx-{uuid.uuid4().hex[:10]}"
+ATTACKS = ("pch", "other_build", "hf_cache", "home", "tmp", "parent_mem", "zygote_mem", "ptrace", "tcp", "signal")
+
+
+def _targets(build_root: Path) -> dict[str, str]:
+    from multikernelbench.backends.cpu import CpuBackend
+
+    home = Path.home()
+    victim = Path(build_root) / "cpu" / "0123456789abcdef-victim"
+    victim.mkdir(parents=True, exist_ok=True)
+    hf = home / ".cache" / "huggingface"
+    hf.mkdir(parents=True, exist_ok=True)
+    return {"pch": str(CpuBackend().pch_root() / NONCE), "other_build": str(victim / NONCE),
+            "hf_cache": str(hf / NONCE), "home": str(home / NONCE), "tmp": f"/tmp/{NONCE}"}
+
+
+PY_ATTACK = '''
+import ctypes, os, socket
+import torch
+import torch.nn as nn
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+def _report(name, ok):
+    print(f"ATTACK {{name}}: " + ("SUCCEEDED" if ok else f"blocked errno={{ctypes.get_errno()}}"), flush=True)
+for name, path in {targets!r}.items():
+    fd = _libc.open(path.encode() + b".py", os.O_WRONLY | os.O_CREAT, 0o644)
+    _report(name, fd >= 0)
+for name, pid in (("parent_mem", {harness}), ("zygote_mem", os.getppid())):
+    _report(name, _libc.open(f"/proc/{{pid}}/mem".encode(), os.O_RDONLY, 0) >= 0)
+_report("ptrace", _libc.ptrace(0x4206, {harness}, 0, 0) == 0)  # PTRACE_SEIZE
+_report("tcp", _libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0) >= 0)
+_report("signal", _libc.kill({harness}, 0) == 0)
+try:  # through Python: the audit hook sees this one and records it
+    open({hf!r} + ".hook", "w").write("x")
+except OSError:
+    pass
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0)
+'''
+
+CPP_ATTACK = r'''
+import os
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_CPP = r"""
+#include <torch/extension.h>
+#include <cerrno>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+static std::string line(const std::string& name, bool ok) {
+    return "ATTACK " + name + ": " + (ok ? std::string("SUCCEEDED") : "blocked errno=" + std::to_string(errno)) + "\n";
+}
+
+std::string attack(std::vector<std::string> names, std::vector<std::string> paths, int64_t harness, int64_t zygote) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i) {
+        int fd = open((paths[i] + ".cpp").c_str(), O_WRONLY | O_CREAT, 0644);
+        out += line(names[i], fd >= 0);
+        if (fd >= 0) { ssize_t n = write(fd, "x", 1); (void)n; close(fd); }
+    }
+    out += line("parent_mem", open(("/proc/" + std::to_string(harness) + "/mem").c_str(), O_RDONLY) >= 0);
+    out += line("zygote_mem", open(("/proc/" + std::to_string(zygote) + "/mem").c_str(), O_RDONLY) >= 0);
+    out += line("ptrace", ptrace((enum __ptrace_request)0x4206, (pid_t)harness, nullptr, nullptr) == 0);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    bool tcp = s >= 0;
+    if (s >= 0) {
+        sockaddr_in a{}; a.sin_family = AF_INET; a.sin_port = htons(9); a.sin_addr.s_addr = htonl(0x7f000001);
+        tcp = connect(s, (sockaddr*)&a, sizeof a) == 0 || errno == ECONNREFUSED;  // the call itself was let through
+        close(s);
+    }
+    out += line("tcp", tcp);
+    out += line("signal", kill((pid_t)harness, 0) == 0);
+    return out;
+}
+"""
+
+_ext = load_inline(name="mkb_sandbox_attack", cpp_sources=_CPP, functions=["attack"],
+                   extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
+                   extra_ldflags=["-fopenmp"], verbose=False)
+_T = @TARGETS@
+print(_ext.attack(list(_T), list(_T.values()), @HARNESS@, os.getppid()), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0)
+'''
+
+
+def _config(build_root):
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    return EngineConfig(build_root=build_root, allow_code_execution=True, seed=7, skip_timing=True,
+                        compile_workers=2, run_timeout_s=60.0,
+                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+
+
+def _listing(roots: list[Path]) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of every file and folder under ``roots`` but the candidates' own build folders."""
+    out = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in _OWN]
+            for name in dirnames + filenames:
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                out[p] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+_OWN: set[str] = set()  # build folders of this file's candidates (their own: they may write there)
+
+
+def _report(stdout: str) -> dict[str, str]:
+    got = {}
+    for text in stdout.splitlines():
+        if text.startswith("ATTACK "):
+            name, _, verdict = text[len("ATTACK "):].partition(": ")
+            got[name] = verdict
+    return got
+
+
+def _stray(targets: dict[str, str]) -> list[str]:
+    """Files an attack left, removed here so a failing run leaves no trace in shared folders."""
+    found = []
+    for path in targets.values():
+        for suffix in (".py", ".cpp", ".hook"):
+            p = Path(path + suffix)
+            if p.exists():
+                found.append(str(p))
+                p.unlink()
+    return found
+
+
+@pytest.fixture(scope="module")
+def attack_results(suite, build_root):
+    targets = _targets(build_root)
+    hf = targets["hf_cache"]
+    cands = [Candidate(task_id=RELU, label="python", source=PY_ATTACK.format(targets=targets, harness=os.getpid(),
+                                                                             hf=hf)),
+             Candidate(task_id=RELU, label="cpp", source=CPP_ATTACK.replace("@TARGETS@", repr(targets))
+                                                                 .replace("@HARNESS@", str(os.getpid())))]
+    _OWN.update(c.code_hash for c in cands)
+    from multikernelbench.backends.cpu import CpuBackend
+
+    roots = [Path(build_root) / "cpu", CpuBackend().pch_root(), Path(hf).parent]
+    before = _listing(roots)
+    try:
+        results = evaluate_candidates([suite[RELU]], cands, _config(build_root))
+    finally:
+        stray = _stray(targets)
+    after = _listing(roots)
+    return {c.label: r for c, r in zip(cands, results)}, before, after, stray
+
+
+def test_python_candidate_attacks_fail_in_the_kernel(attack_results):
+    results, *_ = attack_results
+    r = results["python"]
+    report = _report(r.stdout)
+    assert set(report) == set(ATTACKS), r.stdout
+    assert all(v.startswith("blocked") for v in report.values()), report
+    # The plain open() write was seen by the audit hook too: the verdict says so.
+    assert r.status == Status.CHEAT_DETECTED and "write to" in r.message, (r.status, r.message)
+    assert r.sandbox == support().label()
+
+
+def test_cpp_candidate_attacks_fail_in_the_kernel(attack_results):
+    results, *_ = attack_results
+    r = results["cpp"]
+    report = _report(r.stdout)
+    assert set(report) == set(ATTACKS), (r.status, r.message[-2000:], r.stdout)
+    assert all(v.startswith("blocked") for v in report.values()), report
+    # Native code is invisible to the audit hook; the kernel refused everything, so the kernel is correct.
+    assert r.status == Status.CORRECT, (r.status, r.message[-1500:])
+    assert r.sandbox.startswith("landlock")
+
+
+def test_nothing_outside_the_workers_folders_changed(attack_results):
+    _, before, after, stray = attack_results
+    assert not stray, f"attacks left files behind: {stray}"
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    assert not changed, changed
+
+
+def _in_sandbox(fn) -> int:
+    """Run ``fn`` in a forked child under a worker's policy; its return value (an int) is the exit code."""
+    import tempfile
+
+    wd = tempfile.mkdtemp(prefix="mkb-sbx-unit-")
+    policy = SandboxPolicy.for_worker({"TMPDIR": wd}, wd)
+    pid = os.fork()
+    if pid == 0:
+        code = 99
+        try:
+            os.environ["TMPDIR"] = wd  # (the forked child's own copy) as a worker's: the compiler's temporaries
+            enter(policy)
+            code = int(fn(wd))
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_sandboxed_child_keeps_what_workers_need():
+    """Threads (clone), subprocesses, a C compiler run and AF_UNIX sockets still work; its own folder is
+    writable; clone with a namespace flag and unshare are refused."""
+
+    def probe(wd: str) -> int:
+        import socket
+        import subprocess
+        import threading
+
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+        socket.socketpair()
+        Path(wd, "hello.c").write_text("int main(void){return 0;}\n")
+        if subprocess.run(["cc", "-o", f"{wd}/hello", f"{wd}/hello.c"]).returncode != 0:
+            return 3
+        if subprocess.run([f"{wd}/hello"]).returncode != 0:
+            return 4
+        if seccomp.LIBC.unshare(0x40000000) == 0:  # CLONE_NEWNET
+            return 5
+        return 0
+
+    assert _in_sandbox(probe) == 0
+
+
+def test_no_capabilities_and_no_new_privs():
+    def probe(_wd: str) -> int:
+        status = Path("/proc/self/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields["CapEff"].strip(), 16) or int(fields["CapPrm"].strip(), 16) or int(fields["CapBnd"].strip(), 16):
+            return 6
+        return 0 if fields["NoNewPrivs"].strip() == "1" else 7
+
+    assert _in_sandbox(probe) == 0
+
+
+def test_weak_sandbox_refused_without_opt_in(monkeypatch, build_root):
+    """A kernel without a layer: the engine refuses to start unless allow_weak_sandbox is set."""
+    from multikernelbench.engine import kernel_sandbox
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.runner import check_opt_in
+
+    monkeypatch.setattr(kernel_sandbox, "support", lambda: kernel_sandbox.SandboxSupport(0, True))
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True)
+    with pytest.raises(CodeExecutionNotAllowed, match="allow-weak-sandbox"):
+        check_opt_in(cfg)
+    cfg.allow_weak_sandbox = True
+    check_opt_in(cfg)
+    assert kernel_sandbox.SandboxSupport(0, True).label() == "weak:seccomp"
+
+
+def test_old_store_without_sandbox_column_reads(tmp_path):
+    import sqlite3
+
+    from multikernelbench.records import EvalResult
+    from multikernelbench.store import ResultStore
+
+    db = tmp_path / "old.sqlite"
+    con = sqlite3.connect(db)
+    con.executescript("""CREATE TABLE results (task_id TEXT NOT NULL, task_hash TEXT NOT NULL, backend TEXT NOT NULL,
+        hardware TEXT NOT NULL, code_hash TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL,
+        created REAL NOT NULL, PRIMARY KEY (task_id, task_hash, backend, hardware, code_hash));""")
+    old = EvalResult(task_id="a.b", task_hash="h", backend="cpu", candidate="c", code_hash="x", status=Status.CORRECT)
+    row = old.to_dict()
+    row.pop("sandbox")
+    import json
+
+    con.execute("INSERT INTO results VALUES (?,?,?,?,?,?,?,?)", ("a.b", "h", "cpu", "hw", "x", "correct",
+                                                                 json.dumps(row), 0.0))
+    con.commit()
+    con.close()
+    with ResultStore(db) as store:
+        (got,) = list(store.results())
+        assert got.sandbox == ""
+        new = EvalResult(task_id="a.c", task_hash="h", backend="cpu", candidate="c", code_hash="y",
+                         status=Status.CORRECT, sandbox="landlock7+seccomp")
+        store.put(new)
+        assert store.get("a.c", "h", "cpu", "", "y").sandbox == "landlock7+seccomp"
