@@ -73,7 +73,7 @@ class OpenCLBackend(Backend):
         if dev is None:
             return Availability(False, f"no OpenCL device matching {self.selector!r}: {found.summary()}")
         # ok with a note: what was found, shown by `mkb backends`
-        return Availability(True, f"runs on {dev.label()}; found: {found.summary()}")
+        return Availability(True, found.summary(dev))
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)
@@ -125,8 +125,10 @@ class OpenCLBackend(Backend):
         return Timer(config, QueueFinishingSampler(self._ensure_recorder()))
 
     def hardware(self) -> str:
+        """The OpenCL device's own name: "NVIDIA H200" through NVIDIA's driver (so the committed H200 peak table
+        gives roofline fractions), "pthread-<cpu>" on PoCL (no peak table: no fraction, as for ``cpu``)."""
         dev = self.chosen()
-        return f"opencl: {dev.name} ({dev.platform})" if dev else "opencl: no device"
+        return dev.name if dev else "no-opencl-device"
 
     def versions(self) -> dict[str, str]:
         v = super().versions()

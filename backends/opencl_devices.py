@@ -56,10 +56,13 @@ class ProbeResult:
         s = selector.lower()
         return next((d for d in devs if s in d.name.lower() or s in d.platform.lower()), None)
 
-    def summary(self) -> str:
+    def summary(self, chosen: OpenCLDevice | None = None) -> str:
+        """What was found, in words; ``chosen`` (listed first) is the device a run would use."""
         if not self.devices:
             return self.error or "no OpenCL platform"
-        found = "; ".join(d.label() for d in self.devices)
+        others = [d.label() for d in self.devices if d != chosen]
+        found = "; ".join(([f"runs on {chosen.label()}"] if chosen else []) + (["also found: " + ", ".join(others)]
+                                                                                if chosen and others else others))
         if not any(d.kind == "gpu" for d in self.devices):
             nv = [f for f in self.icd_files if "nvidia" in f.lower()]
             found += ("; no GPU device (NVIDIA ICD " + (f"{nv[0]} present but lists no device" if nv else

@@ -30,12 +30,14 @@ def describe(name: str) -> tuple[str, str]:
     if getattr(backend, "interpret", False):
         return "interpreter", "on the CPU: checks correctness only, no timing (no usable GPU here)"
     device = backend.device_type
-    return ("native" if device == "cpu" else f"native ({device})"), ""
+    # An available backend may still say what it found (opencl: the devices the probe listed, and a GPU driver
+    # that is missing).
+    return ("native" if device == "cpu" else f"native ({device})"), avail.reason
 
 
 def run(args) -> int:
     table = Table(title="backends")
-    for col in ("backend", "available", "runs as", "reason"):
+    for col in ("backend", "available", "runs as", "reason / what was found"):
         table.add_column(col)
     for name in backend_names():
         runs_as, reason = describe(name)
