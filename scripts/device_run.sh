@@ -2,7 +2,7 @@
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files); nothing is written into the
 # checkout (results worth keeping are copied into benchmarks/<claim>/ by hand). Steps: peaks fidelity compile nvsplit
-# eval_cuda eval_triton eval_pallas gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
+# eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
 # (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
@@ -30,6 +30,23 @@ for step in "$@"; do
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py \
         -k 'not fast_builder' > $R/gputests.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/gputests.log | cut -c1-200; tail -2 $R/gputests.log ;;
+    eval_opencl)
+      # OpenCL on the GPU through NVIDIA's driver, if the image has it: probe, say what was found, and evaluate the
+      # shipped OpenCL solutions only where a GPU device is listed (never on PoCL here: that is CI's job).
+      # A driver library without its ICD file is registered for this run only (OCL_ICD_VENDORS), not faked.
+      { echo "icd files: $(ls /etc/OpenCL/vendors/ 2>/dev/null | tr '\n' ' ')"
+        ldconfig -p 2>/dev/null | grep -E 'libnvidia-opencl|libOpenCL' ; } > $R/opencl_probe.txt 2>&1
+      lib=$(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnvidia-opencl\.so\.1$' | head -1)
+      lib=${lib:-$(ls /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 /usr/lib64/libnvidia-opencl.so.1 2>/dev/null | head -1)}
+      if ! ls /etc/OpenCL/vendors/*nvidia*.icd >/dev/null 2>&1 && [ -n "$lib" ]; then
+        mkdir -p /tmp/mkb_ocl_vendors && echo "$lib" > /tmp/mkb_ocl_vendors/nvidia.icd && export OCL_ICD_VENDORS=/tmp/mkb_ocl_vendors
+        echo "registered $lib through OCL_ICD_VENDORS (no ICD file in /etc/OpenCL/vendors)" >> $R/opencl_probe.txt; fi
+      python3 backends/opencl_devices.py >> $R/opencl_probe.txt 2>&1; cat $R/opencl_probe.txt | cut -c1-220
+      if ! python3 -c "import pyopencl" 2>/dev/null; then echo "eval_opencl unavailable: pyopencl is not installed (carry its wheels)"; continue; fi
+      if ! grep -q '"kind": "gpu"' $R/opencl_probe.txt; then
+        echo "eval_opencl unavailable: no OpenCL GPU device (${lib:-no libnvidia-opencl.so.1 on the library path})"; continue; fi
+      python3 -m multikernelbench.cli.main backends 2>&1 | grep -E "opencl" | cut -c1-240
+      EVAL_TIMEOUT_opencl=${EVAL_TIMEOUT_opencl:-240} ;&
     eval_*) b=${step#eval_}
       ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65})
       v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
