@@ -105,6 +105,14 @@ class EvalResult:
     speedup: float | None = None  # eager median / candidate median
     speedup_compile: float | None = None
     roofline_fraction: float | None = None
+    #: The eager reference timed by a clean worker (one that never loaded candidate code), once per task and
+    #: run, and the candidate's speedup against it. ``speedup`` uses it instead of the eager timing from the
+    #: candidate's own worker when that was markedly slower (flagged).
+    clean_eager_timing: TimingStats | None = None
+    speedup_clean: float | None = None
+    #: The parent's clock: the candidate's unexplained time per call beyond the reference's in the same
+    #: worker (ms; ~0 when honest; see engine/clock_audit.py).
+    outside_clock_ms: float | None = None
     flags: list[str] = field(default_factory=list)  # non-fatal warnings (suspicious speedup, ...)
     hardware: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -134,7 +142,7 @@ class EvalResult:
         if corr.get("failure"):
             corr["failure"] = FailureKind(corr["failure"])
         d["correctness"] = CorrectnessReport(**corr)
-        for key in ("candidate_timing", "eager_timing", "compile_timing"):
+        for key in ("candidate_timing", "eager_timing", "compile_timing", "clean_eager_timing"):
             if d.get(key):
                 d[key] = TimingStats(**d[key])
         known = {f.name for f in dataclasses.fields(cls)}

@@ -26,5 +26,18 @@ class AntiCheatConfig:
     max_speedup: float = 1000.0
     #: A candidate time implying more than this fraction of the hardware roofline is impossible.
     max_roofline_fraction: float = 1.5
+    #: The parent's clock audit of every timing request (engine/clock_audit.py): work moved outside the timed
+    #: call, requests out of the loop's order. Thresholds: max(floor, rel x the candidate's claimed sample time,
+    #: sigmas x the clean worker's interval noise).
+    clock_audit: bool = True
+    clock_floor_ms: float = 0.1
+    clock_rel: float = 0.1
+    clock_sigmas: float = 6.0
+    #: Time the reference once per task and run in a clean worker (no candidate code): the noise floor of the
+    #: clock audit, and a cross-check of the reference's speed in the candidate's worker.
+    clean_reference: bool = True
+    #: The candidate's worker timing the reference this much slower than the clean worker (and beyond 4x their
+    #: combined spread) is flagged, and the speedup is taken against the clean reference.
+    reference_slowdown: float = 1.25
     #: aten ops the candidate's forward may call besides the documented helper allow-list.
     extra_allowed_ops: list[str] = field(default_factory=list)

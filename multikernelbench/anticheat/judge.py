@@ -51,6 +51,9 @@ def behaviour_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig) ->
                    + ", ".join(map(str, evidence["busy_threads"][:5])))
     if evidence.get("children"):
         out.append(f"candidate left child process(es) running: pids {evidence['children'][:5]}")
+    if evidence.get("speed_state"):
+        out.append("candidate changed the process settings that decide the reference's speed (put back before "
+                   "every reference sample): " + "; ".join(map(str, evidence["speed_state"][:8])))
     return out
 
 

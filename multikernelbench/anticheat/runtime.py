@@ -126,6 +126,81 @@ class PatchSnapshot:
         return sorted(out)
 
 
+class InstanceSnapshot:
+    """The state of the harness objects alive during timing (the fresh-input hook, the timer, its sampler,
+    the channel), taken before they are used: a candidate that walks the caller frames from its ``forward``
+    can reach them and set an attribute that shadows a method (``fresh.renew = hook``), replace a callable
+    they hold, or swap their class. :meth:`changed` names each such change."""
+
+    def __init__(self, objects: dict[str, Any]) -> None:
+        self.objects = objects
+        self.before = {name: self._state(obj) for name, obj in objects.items()}
+
+    @staticmethod
+    def _state(obj: Any) -> tuple[type, dict[str, int]]:
+        try:
+            items = dict(vars(obj))
+        except TypeError:
+            items = {}
+        return type(obj), {k: id(v) for k, v in items.items() if callable(v)}
+
+    def changed(self) -> list[str]:
+        out = []
+        for name, obj in self.objects.items():
+            cls_before, calls_before = self.before[name]
+            cls_now, calls_now = self._state(obj)
+            if cls_now is not cls_before:
+                out.append(f"{name} instance: class swapped to {cls_now.__qualname__}")
+            for attr, ident in calls_now.items():
+                if calls_before.get(attr) != ident:
+                    shadow = " (shadows a method)" if hasattr(cls_before, attr) else ""
+                    out.append(f"{name} instance attribute {attr}{shadow}")
+            out.extend(f"{name} instance attribute {attr} (deleted)" for attr in calls_before if attr not in calls_now)
+        return sorted(out)
+
+
+#: aten ops the harness itself runs on the timing path (making, copying and sampling inputs and outputs).
+#: A kernel a candidate registers for one of them through the dispatcher runs inside the harness's renewal,
+#: outside the clock (issue #25: an extension's own ``aten::copy_`` ran its honest kernel there).
+HARNESS_OPS = ("aten::copy_", "aten::_copy_from", "aten::_copy_from_and_resize", "aten::_to_copy", "aten::clone",
+               "aten::contiguous", "aten::empty.memory_format", "aten::empty_strided", "aten::normal_",
+               "aten::uniform_", "aten::random_", "aten::random_.from", "aten::random_.to", "aten::randn",
+               "aten::rand", "aten::randint", "aten::randperm", "aten::bernoulli_.float", "aten::fill_.Scalar",
+               "aten::zero_", "aten::index_select", "aten::take", "aten::index.Tensor", "aten::set_.source_Storage",
+               "aten::resize_", "aten::as_strided")
+#: Dispatch keys whose kernels do the work on a device (other keys: autograd, tracing, functionalization,
+#: and the Python/Meta registrations torch.compile adds legitimately).
+_KERNEL_KEYS = ("CPU:", "CUDA:", "CompositeExplicitAutograd:", "CompositeImplicitAutograd:", "BackendSelect:",
+                "PrivateUse1:")
+_dispatch_dump = getattr(torch._C, "_dispatch_dump", None)
+
+
+class DispatcherSnapshot:
+    """Which kernels the dispatcher holds for :data:`HARNESS_OPS` on the device keys, taken before candidate
+    code loads; :meth:`changed` names the ops whose kernels were replaced since (~1 ms per call)."""
+
+    def __init__(self, ops: tuple[str, ...] = HARNESS_OPS) -> None:
+        self.ops = ops
+        self.before = self._table()
+
+    def _table(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        if _dispatch_dump is None:
+            return out
+        for op in self.ops:
+            try:
+                text = _dispatch_dump(op)
+            except RuntimeError:
+                continue  # not an op in this torch
+            out[op] = tuple(line for line in text.splitlines() if line.startswith(_KERNEL_KEYS))
+        return out
+
+    def changed(self) -> list[str]:
+        now = self._table()
+        return sorted(f"dispatcher kernel of {op} (registered by the candidate)" for op, lines in now.items()
+                      if lines != self.before.get(op))
+
+
 #: What torch.compile itself rebinds (measured with torch 2.13 on CPU): not reported.
 COMPILE_REBINDS = frozenset({"torch.nn.Module.__init__", "torch.nn.Module.__setstate__"})
 #: Patch targets that are torch's own API rather than the harness's clock, checker or process tools.

@@ -16,8 +16,10 @@ from pathlib import Path
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine.checking import compare_outputs, inputs_unchanged, meta_mismatch, sample_flat, sample_positions
+from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
-from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.fresh import CANDIDATE, FreshPlanner
+from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
                                               Load, Setup, Time, Timed, TurnGranted)
 from multikernelbench.engine.reference import ReferenceService, SeedSource
@@ -38,7 +40,8 @@ class CandidateEvaluation:
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
                  seeds: SeedSource, refs: ReferenceService, *, env_extra: dict[str, str] | None = None,
-                 zygote=None, trace: Trace | None = None, device_lock=None) -> None:
+                 zygote=None, trace: Trace | None = None, device_lock=None,
+                 clean: CleanReference | None = None) -> None:
         self.task, self.source, self.build_dir = task, source, Path(build_dir)
         #: Held around every step that runs kernels on the device (checks, timing, reading back verified
         #: outputs, ending a worker) when several lanes share one GPU; a worker's start, load and its
@@ -56,8 +59,10 @@ class CandidateEvaluation:
         self.deadline: float | None = None
         self.sessions: list[WorkerSession] = []
         self.fresh_overhead_ms: float | None = None  # wall time of fresh inputs per timed call (reported)
+        #: The run's clean-reference timings, shared by the lanes (a private one when used alone).
+        self.clean = clean if clean is not None else CleanReference()
 
-    def _session(self) -> WorkerSession:
+    def _session(self, load: bool = True) -> WorkerSession:
         ac = self.config.anticheat
         setup = Setup(backend=self.backend.name, backend_options=self.backend.options, build_dir=str(self.build_dir),
                       threads=self.config.threads, task=self.task.to_row(), runtime_checks=ac.runtime_checks,
@@ -65,7 +70,7 @@ class CandidateEvaluation:
         session = WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
                                 anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
         self.sessions.append(session)
-        if not self.config.reference_only:
+        if load and not self.config.reference_only:
             # Outside the device lock: a candidate's import may take long (or sleep), and must not hold up
             # the other lanes' timing.
             session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
@@ -195,13 +200,16 @@ class CandidateEvaluation:
               planner: FreshPlanner) -> None:
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
+        clean = self._clean_timing(shape, weight_seed)
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
+        log = AskLog()
         t0 = time.perf_counter()
         reply, payload = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
                  positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
-            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=planner.answer)
+            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=_logged(log, planner))
+        log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         result.timing_shape = dict(shape)
         stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
@@ -215,18 +223,52 @@ class CandidateEvaluation:
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
         if cfg.check_timed_outputs:
             self._verify_timed(planner, reply, payload, shape, weight_seed)
+        fns = [CANDIDATE, "eager"] + (["compiled"] if compiled else [])
+        judge_clock(log, reply, fns, clean, cfg.anticheat, result)  # raises Verdict on work outside the clock
         result.candidate_timing = stats["candidate"]
         result.eager_timing = stats["eager"]
         result.compile_timing = stats.get("compiled")
         result.speedup = stats["eager"].median_ms / stats["candidate"].median_ms
         if "compiled" in stats:
             result.speedup_compile = stats["compiled"].median_ms / stats["candidate"].median_ms
+        apply_clean_reference(result, clean, cfg.anticheat)
         result.roofline_fraction = self._roofline(on_cpu, stats["candidate"].median_ms)
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")
         found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _clean_timing(self, shape: dict, weight_seed: int) -> CleanTiming | None:
+        """The reference timed by a worker that never loads candidate code: once per task, shape and run
+        (cached across lanes), under the device lock the caller holds. None when switched off; a clean worker
+        that fails leaves the audit without its noise floor and the result without the cross-check (flagged)."""
+        ac = self.config.anticheat
+        if not (ac.clean_reference and ac.runtime_checks):
+            return None
+        cfg = self.config
+
+        def compute() -> CleanTiming:
+            try:
+                session = self._session(load=False)
+            except Verdict as v:
+                return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
+            try:
+                log = AskLog()
+                planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
+                reply, _ = session.call(
+                    Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
+                    timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
+                    what="timing the reference in a clean worker", expect=Timed, on_fresh=_logged(log, planner))
+                log.close()
+                return CleanTiming.from_reply(log, reply)
+            except Verdict as v:
+                return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
+            finally:
+                self.sessions.remove(session)
+                session.close()
+
+        return self.clean.get((self.task.id, tuple(sorted(shape.items())), weight_seed), compute)
 
     def _time_reference(self, session: WorkerSession, result: EvalResult, weight_seed: int, shape: dict,
                         compiled: bool, planner: FreshPlanner) -> None:
@@ -318,3 +360,13 @@ class CandidateEvaluation:
 
         flops, nbytes = self.task.costs_for_timing(on_cpu)
         return roofline_fraction(self.backend.hardware(), self.task.dtype, flops, nbytes, median_ms)
+
+
+def _logged(log: AskLog, planner: FreshPlanner):
+    """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it."""
+
+    def answer(ask):
+        log.record(ask)
+        return planner.answer(ask)
+
+    return answer

@@ -30,7 +30,7 @@ import torch
 from multikernelbench.engine.checking import sample_flat, sample_positions
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.timing.loop import Fresh
+from multikernelbench.timing.loop import Fresh, Phase
 
 CANDIDATE = "candidate"
 
@@ -55,9 +55,13 @@ class FreshInputs(Fresh):
     """Input slots per timed callable, renewed from parent-granted seeds before every sample."""
 
     def __init__(self, ask: Callable[[FreshAsk], FreshGrant], make: Callable[[int], list[Any]],
-                 positions: int, edge: int) -> None:
+                 positions: int, edge: int, pin: Callable[[], list[str]] | None = None) -> None:
         self._ask = ask
         self._make = make
+        #: Called before every renewal of a reference callable (not the candidate's): puts back the settings
+        #: that decide the reference's speed and says which had changed (engine/speed_state.py).
+        self._pin = pin
+        self.state_changes: list[str] = []
         self.positions, self.edge = positions, edge
         self.slots: dict[str, list[list[Any]]] = {}
         self._held: dict[str, list[Any]] = {}
@@ -69,9 +73,13 @@ class FreshInputs(Fresh):
     def inputs(self, name: str, slot: int) -> list[Any]:
         return self.slots[name][slot]
 
-    def renew(self, name: str, calls: int) -> None:
+    def renew(self, name: str, calls: int, phase: Phase = Phase.PLAN) -> None:
         t0 = time.perf_counter()
-        grant = self._ask(FreshAsk(fn=name, calls=calls))
+        if name != CANDIDATE and self._pin is not None:
+            for change in self._pin():
+                if change not in self.state_changes:
+                    self.state_changes.append(change)
+        grant = self._ask(FreshAsk(fn=name, calls=calls, phase=Phase(phase).value))
         self._sample_held(name, grant.verify)
         slots = self.slots.setdefault(name, [])
         for j, seed in enumerate(grant.seeds):
@@ -90,7 +98,7 @@ class FreshInputs(Fresh):
 
     def finish(self) -> None:
         for name in list(self._held):
-            self._sample_held(name, self._ask(FreshAsk(fn=name, calls=0)).verify)
+            self._sample_held(name, self._ask(FreshAsk(fn=name, calls=0, phase=Phase.FINAL.value)).verify)
 
     def _sample_held(self, name: str, verify: list[list[int]]) -> None:
         held = self._held.pop(name, None)
@@ -131,7 +139,6 @@ class FreshPlanner:
     rng: Any = field(default_factory=secrets.SystemRandom)
     checks: list[TimedCheck] = field(default_factory=list)
     _last: dict[str, list[int]] = field(default_factory=dict)
-    granted: int = 0
 
     def answer(self, ask: FreshAsk) -> FreshGrant:
         verify: list[list[int]] = []
@@ -149,5 +156,4 @@ class FreshPlanner:
                     self.checks.append(TimedCheck(ask.fn, previous[slot], pseed))
         seeds = [self.next_seed() for _ in range(max(0, int(ask.calls)))]
         self._last[ask.fn] = seeds
-        self.granted += len(seeds)
         return FreshGrant(seeds=seeds, verify=verify)

@@ -134,10 +134,13 @@ class Exit(Message):
 
 @dataclass(frozen=True)
 class FreshAsk(Message):
-    """Worker -> parent: seeds for the next sample of ``fn`` (``calls`` of them; 0 at the end)."""
+    """Worker -> parent: seeds for the next sample of ``fn`` (``calls`` of them; 0 at the end). ``phase`` is a
+    :class:`multikernelbench.timing.loop.Phase` value: the parent stamps each request with its own clock and
+    audits the intervals between ``sample`` requests (engine/clock_audit.py)."""
 
     fn: str
     calls: int
+    phase: str = "plan"
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,10 @@ class Timed(Message):
     fresh_calls: int  # calls that ran on freshly granted inputs
     fresh_ms: float  # wall time spent renewing inputs (outside the clock)
     evidence: dict[str, Any] = field(default_factory=dict)
+    #: Every timed sample's time per call in the order taken, and the calls each sample made, per callable:
+    #: what the parent's clock audit matches with the arrival times of the sample requests.
+    series: dict[str, list[float]] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
 
 
 Reply = Failed | Done | Compiled | Checked | BaselineCompiled | Timed

@@ -33,6 +33,7 @@ from typing import Callable, Iterable
 from multikernelbench.backends import Backend, get_backend
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.clock_audit import CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
@@ -91,6 +92,8 @@ class Runner:
         #: held at the end (tests check reuse and release with them).
         self.reference_counts: dict[str, int] = {}
         self.reference_held: dict[str, list[str]] = {}
+        #: The reference timed once per task by a clean worker (engine/clock_audit.py), shared by the lanes.
+        self.clean_refs = CleanReference()
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, tasks: Iterable[Task], candidates: list[Candidate]) -> list[EvalResult]:
@@ -251,6 +254,8 @@ class Runner:
                         done_tasks = {t for t, n in remaining.items() if n == 0}
                     for task_id in set(refs.held_tasks()) & done_tasks:
                         refs.release(task_id)  # its last candidate is done: free its references
+                    for task_id in done_tasks:
+                        self.clean_refs.release(task_id)
                     finished.put(("done", job))
             finally:
                 self.reference_counts[name] = refs.computed
@@ -295,7 +300,7 @@ class Runner:
         try:
             CandidateEvaluation(job.task, job.cand.source, self.build_dir(job.cand), self.backend, self.config,
                                 self.seeds, refs, env_extra=env, zygote=self.zygote, trace=self.trace,
-                                device_lock=device_lock).run(job.result)
+                                device_lock=device_lock, clean=self.clean_refs).run(job.result)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             job.result.status = Status.RUNTIME_ERROR
             job.result.message = f"harness error while evaluating: {exc!r}"

@@ -89,6 +89,8 @@ class WorkerState:
         self.threads_before: dict[int, str] = {}
         self.compiled: Any = None  # torch.compile of the reference, built by on_compile_baseline
         self.patched_before_compile: list[str] = []  # what the candidate had patched before that compile
+        self.speed_state = None  # the settings that decide the reference's speed, as the harness set them
+        self.dispatcher = None  # the dispatcher's kernels for the harness's own ops, before candidate code
 
     # -- set-up --------------------------------------------------------------------------------------
     def on_setup(self, msg: Setup, _payload: Any) -> tuple[Message, Any]:
@@ -126,6 +128,10 @@ class WorkerState:
 
         if self.snapshot is not None:
             return
+        from multikernelbench.engine.speed_state import SpeedState
+
+        self.speed_state = SpeedState.capture()
+        self.dispatcher = runtime.DispatcherSnapshot()
         dirs = [os.getcwd(), str(self.build_dir or ""), tempfile.gettempdir()]
         extra = self.backend.sandbox_writable_dirs(self.build_dir) if self.build_dir else []
         guard.install(dirs + list(extra))
@@ -144,7 +150,10 @@ class WorkerState:
             return {}
         g = guard.current()
         new = runtime.python_threads()
-        ev = {"patched": sorted(set(self.snapshot.changed()) | set(self.patched_before_compile)),
+        patched = set(self.snapshot.changed()) | set(self.patched_before_compile)
+        if self.dispatcher is not None:
+            patched |= set(self.dispatcher.changed())
+        ev = {"patched": sorted(patched),
               "violations": list(g.violations) if g else [],
               "new_threads": sorted(f"{name} (ident {i})" for i, name in new.items() if i not in self.threads_before),
               "children": runtime.child_processes()}
@@ -222,15 +231,20 @@ class WorkerState:
     def on_time(self, msg: Time, _payload: Any) -> tuple[Message, Any]:
         import torch
 
+        from multikernelbench.anticheat import runtime
         from multikernelbench.engine.fresh import CANDIDATE, FreshInputs
+        from multikernelbench.engine.speed_state import SpeedState
         from multikernelbench.tasks.module import make_inputs
         from multikernelbench.timing.config import TimingConfig
+        from multikernelbench.timing.loop import Phase
 
         cfg = TimingConfig(**msg.timing)
         dev = self.backend.device()
+        # Captured before candidate code loaded (_arm); a reference-only worker loaded none: pinned as it is.
+        pinned = self.speed_state if self.speed_state is not None else SpeedState.capture()
         fresh = FreshInputs(self.channel.ask,
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
-                            msg.positions, msg.edge)
+                            msg.positions, msg.edge, pin=pinned.restore)
         ref = self._model("reference", msg.shape, msg.weight_seed)
         fns: dict[str, Callable[[int], Any]] = {}
         if not msg.reference_only:
@@ -246,6 +260,10 @@ class WorkerState:
             compiled = self.compiled
             fns["compiled"] = lambda j: compiled(*fresh.inputs("compiled", j))
         timer = self.backend.make_timer(cfg)
+        # The harness objects a candidate could reach from its forward's caller frames, as they are now.
+        instances = runtime.InstanceSnapshot({"FreshInputs": fresh, "Timer": timer, "Sampler": timer.sampler,
+                                              "Channel": self.channel, "Connection": self.channel.conn,
+                                              "WorkerState": self})
         t0 = _perf_counter_ns()
         with torch.no_grad():
             stats = timer.measure(fns, fresh)
@@ -255,15 +273,20 @@ class WorkerState:
         if not msg.reference_only:
             # One more call, observed (dispatcher ops, own-kernel probe) on fresh inputs: the kernel that was
             # timed must still be the candidate's own; its output is verifiable like every timed call's.
-            fresh.renew(CANDIDATE, 1)
+            fresh.renew(CANDIDATE, 1, Phase.FINAL)
             out, observed = self._observed_forward(cand, fresh.inputs(CANDIDATE, 0))
             self.backend.synchronize()
             fresh.observe(CANDIDATE, [out])
             evidence = {**observed, **self.evidence(busy=True)}
         fresh.finish()
+        moved = instances.changed()
+        if moved:
+            evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(moved))
+        if fresh.state_changes:
+            evidence["speed_state"] = list(fresh.state_changes)
         reply = Timed(stats={name: vars(s) for name, s in stats.items()}, wall_ms=wall_ms,
                       verified_meta=fresh.meta, fresh_calls=fresh.calls, fresh_ms=fresh.seconds * 1e3,
-                      evidence=evidence)
+                      evidence=evidence, series=timer.series, calls=timer.calls)
         return reply, {"verified": fresh.values}
 
     def on_compile_baseline(self, msg: CompileBaseline, _payload: Any) -> tuple[Message, Any]:

@@ -12,11 +12,17 @@ of its mean is under target or its wall budget is spent. Two seams:
   against the reference afterwards, so a kernel that recognises its inputs gains nothing.
 
 Callables take a slot index ``j`` (``fn(j)`` runs on the inputs in slot ``j`` and returns its output).
+
+Each ``renew`` says which phase it belongs to (:class:`Phase`): the engine's parent timestamps every request
+for fresh inputs, and checks with its own clock that the wall time between two sample requests holds the
+sample the worker claims and little else (engine/clock_audit.py). The loop resolves ``renew``/``observe`` on
+the hook's class once, on entry, so an instance attribute set by candidate code cannot stand in for them.
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -28,10 +34,20 @@ from multikernelbench.timing.stats import converged, summarize
 Fn = Callable[[int], Any]
 
 
+class Phase(str, enum.Enum):
+    """Why inputs are renewed: the parent's clock audit checks only ``sample`` intervals, and checks that
+    they come in the loop's A/B order (warm-up and planning calls are untimed)."""
+
+    WARMUP = "warmup"
+    PLAN = "plan"  # a sampler's own probe calls (CUDA: choosing K, capturing a graph)
+    SAMPLE = "sample"  # one timed sample follows
+    FINAL = "final"  # after the loop (the observed call, the last verification)
+
+
 class Fresh:
     """Hooks around each sample, outside the clock. The default does nothing (inputs stay as they are)."""
 
-    def renew(self, name: str, calls: int) -> None:
+    def renew(self, name: str, calls: int, phase: Phase = Phase.PLAN) -> None:
         """Before a sample of ``name`` that makes ``calls`` calls on slots 0..calls-1."""
 
     def observe(self, name: str, outputs: list[Any]) -> None:
@@ -82,6 +98,10 @@ class Timer:
     def __init__(self, cfg: TimingConfig, sampler: Sampler) -> None:
         self.cfg = cfg
         self.sampler = sampler
+        #: After ``measure``: every sample's time per call, in the order taken, and the calls per sample, per
+        #: callable (the worker reports them; the parent matches them with its own clock).
+        self.series: dict[str, list[float]] = {}
+        self.calls: dict[str, int] = {}
 
     @property
     def method(self) -> str:
@@ -90,13 +110,15 @@ class Timer:
     def measure(self, fns: dict[str, Fn], fresh: Fresh | None = None) -> dict[str, TimingStats]:
         cfg, sampler = self.cfg, self.sampler
         fresh = fresh if fresh is not None else Fresh()
+        # Resolved on the class, once: an attribute candidate code sets on the instance is never called.
+        renew, observe = type(fresh).renew, type(fresh).observe
         warm_s = cfg.warmup_s if cfg.warmup_s is not None else sampler.warmup_s
         for name, fn in fns.items():
             for _ in range(cfg.warmup):
-                fresh.renew(name, 1)
+                renew(fresh, name, 1, Phase.WARMUP)
                 out = fn(0)
                 sampler.settle()
-                fresh.observe(name, [out])
+                observe(fresh, name, [out])
             # Then, when asked, back-to-back calls on the same inputs (untimed: no fresh data needed) until
             # the device has been busy for ``warm_s``, for a device whose clocks drop when idle. Off by default:
             # on the H200 the SM clock stays at 1980 MHz when idle, and 3 s of warm-up changed nothing against
@@ -121,14 +143,16 @@ class Timer:
                     # Renewing inputs is outside the clock but inside the budget, so the wall time of a
                     # measurement stays bounded when making fresh inputs costs more than the call itself.
                     t0 = time.perf_counter()
-                    fresh.renew(name, plan.calls)
+                    renew(fresh, name, plan.calls, Phase.SAMPLE)
                     ms, esc, outputs = sampler.sample(plan)
                     spent[name] += time.perf_counter() - t0
-                    fresh.observe(name, outputs)
+                    observe(fresh, name, outputs)
                     samples[name].append(ms)
                     escaped[name] += int(esc)
         finally:
             sampler.release(plans)
+        self.series = {name: list(s) for name, s in samples.items()}
+        self.calls = {name: plan.calls for name, plan in plans.items()}
         out = {}
         for name, s in samples.items():
             method = plans[name].method

@@ -1,0 +1,271 @@
+"""The parent's own clock over a Time request: work a candidate moves outside its timed call shows up here.
+
+Why: every check inside the worker sits next to candidate code. A candidate that hooks the harness's input
+renewal (by Python frames, or natively: its own ``aten::copy_`` kernel, which the renewal calls) can run its
+real kernel on each sample's fresh inputs *before* the clock starts and return the stored answer from a short
+timed call; every timed output is right, so verification passes, and only the clock is fooled (issue #25:
+127.7 ms of honest work timed as 17.6 ms on the H200). What the parent knows without trusting the worker is
+*when* each request for fresh inputs (:class:`~multikernelbench.engine.messages.FreshAsk`) arrived. Between
+the request that opens a sample and the next request lies, in an honest worker, only that sample's input
+renewal, its timed call and a little bookkeeping; renewal costs the same for candidate and reference (same
+shapes, same generator). So for each timed sample::
+
+    unexplained = (parent wall time from its request to the next one) - (the worker's claimed sample time)
+
+The worker's claims can only hurt it here: claiming less time makes ``unexplained`` larger.
+
+Findings (each a ``cheat_detected`` with the figures in the message):
+
+* **order**: the requests are not in the loop's order (warm-up, planning, then samples A/B/C, A/B, ... with
+  callables only ever dropping out, then the final call), or their number does not match the samples the
+  worker reports: a worker that asks early (for the candidate's seeds during the reference's turn) or forges
+  requests changes the pattern or the intervals below;
+* **claimed beyond the interval**: a callable's median sample claims more time than the wall time between
+  its request and the next: its inputs were asked for before the previous sample had run (work overlapped
+  with another callable's turn);
+* **work outside the candidate's call**: the candidate's unexplained time exceeds the reference's in the same
+  worker (median over rounds, per call), or a round's unexplained time exceeds what a clean worker (one that
+  never loaded candidate code, :class:`CleanReference`) needs for the same renewals, i.e. work hidden in the
+  reference's turn.
+
+Thresholds: ``max(floor, rel * claimed, sigmas * noise)``, the noise being the spread of the clean worker's
+own intervals. Below the floor the parent cannot decide (its timestamps carry the latency of a socket
+round trip and of its own thread scheduling); see multikernelbench/anticheat/README.md for why that is safe.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from multikernelbench.engine.messages import FreshAsk
+from multikernelbench.timing.loop import Phase
+
+_ORDER = {Phase.WARMUP: 0, Phase.PLAN: 1, Phase.SAMPLE: 2, Phase.FINAL: 3}
+
+
+@dataclass(frozen=True)
+class Ask:
+    fn: str
+    calls: int
+    phase: Phase
+    t: float  # the parent's perf_counter when the request arrived (seconds)
+
+
+@dataclass
+class AskLog:
+    """Every fresh-input request of one Time request, stamped by the parent's clock on arrival."""
+
+    clock: Callable[[], float] = time.perf_counter
+    asks: list[Ask] = field(default_factory=list)
+    end: float | None = None  # when the final reply arrived
+
+    def record(self, ask: FreshAsk) -> None:
+        try:
+            phase = Phase(ask.phase)
+        except ValueError:
+            phase = None  # judged as out of order below
+        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, self.clock()))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self.end = self.clock()
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One timed sample as the parent sees it."""
+
+    fn: str
+    round: int
+    calls: int
+    wall_ms: float
+    claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
+
+    @property
+    def unexplained_ms(self) -> float:
+        return self.wall_ms - self.claimed_ms
+
+    @property
+    def per_call_ms(self) -> float:
+        return self.unexplained_ms / max(1, self.calls)
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    floor_ms: float = 0.1  # per sample: below this the parent cannot tell work from latency
+    rel: float = 0.1  # of the candidate's claimed sample time: hiding less changes its speed by < 10 %
+    sigmas: float = 6.0  # robust standard deviations of the clean worker's intervals
+    #: A round may take this much longer to renew than in the clean worker before the excess counts (the
+    #: candidate's worker is a different process: its allocator, caches and OpenMP pools differ).
+    clean_slack: float = 0.5
+
+
+@dataclass(frozen=True)
+class CleanBaseline:
+    """What a clean worker's renewals cost, per renewed call, and how much that varies."""
+
+    per_call_ms: float
+    noise_ms: float  # robust standard deviation of one interval's unexplained time
+    samples: int
+
+    @classmethod
+    def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
+        if len(intervals) < 3:
+            return None
+        per_call = [iv.per_call_ms for iv in intervals]
+        med = statistics.median(per_call)
+        unexplained = [iv.unexplained_ms for iv in intervals]
+        mid = statistics.median(unexplained)
+        mad = statistics.median(abs(u - mid) for u in unexplained)
+        return cls(per_call_ms=med, noise_ms=1.4826 * mad, samples=len(intervals))
+
+
+@dataclass
+class Audit:
+    """The outcome: findings (empty when clean) and the figures behind them."""
+
+    findings: list[str] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
+    outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
+
+
+def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int],
+              fns: list[str]) -> tuple[list[Interval], list[str]]:
+    """The timed samples paired with their requests, and every way the requests break the loop's pattern."""
+    problems: list[str] = []
+    asks = log.asks
+    phases = [a.phase for a in asks]
+    if any(p is None for p in phases):
+        problems.append("a fresh-input request named no known phase")
+        return [], problems
+    ranks = [_ORDER[p] for p in phases]
+    if ranks != sorted(ranks):
+        problems.append("fresh-input requests out of the harness's order (warm-up, planning, samples, final)")
+    sample_idx = [i for i, a in enumerate(asks) if a.phase == Phase.SAMPLE]
+    order = {fn: k for k, fn in enumerate(fns)}
+    out: list[Interval] = []
+    seen = {fn: 0 for fn in fns}
+    rnd, prev, active, current = 0, None, set(fns), set()
+    for i in sample_idx:
+        a = asks[i]
+        if a.fn not in order:
+            problems.append(f"a sample request for an unknown callable {a.fn!r}")
+            continue
+        k = order[a.fn]
+        if prev is not None and k <= prev:  # a new round: the active set may only shrink
+            if not current <= active:
+                problems.append("a callable came back after it had stopped")
+            active, current, rnd = current, set(), rnd + 1
+        if a.fn not in active:
+            problems.append(f"{a.fn} sampled after it had stopped")
+        current.add(a.fn)
+        prev = k
+        n = seen[a.fn]
+        seen[a.fn] += 1
+        got = series.get(a.fn, [])
+        if n >= len(got) or a.calls != calls.get(a.fn):
+            continue  # counted below
+        nxt = asks[i + 1].t if i + 1 < len(asks) else log.end
+        if nxt is None:
+            continue
+        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls))
+    for fn in fns:
+        if seen.get(fn, 0) != len(series.get(fn, [])):
+            problems.append(f"{seen.get(fn, 0)} sample request(s) for {fn} but {len(series.get(fn, []))} "
+                            "sample(s) reported")
+    if any(a.calls != calls.get(a.fn) for a in (asks[i] for i in sample_idx) if a.fn in calls):
+        problems.append("a sample request asked for another number of calls than the callable's samples make")
+    return out, problems
+
+
+def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fns: list[str], candidate: str,
+          reference: str, clean: CleanBaseline | None, cfg: AuditConfig) -> Audit:
+    """Judge one Time request of a candidate's worker (see the module docstring)."""
+    ivs, problems = intervals(log, series, calls, fns)
+    result = Audit(findings=[f"timing protocol: {p}" for p in problems], intervals=ivs)
+    if not ivs:
+        return result
+    noise = clean.noise_ms if clean is not None else 0.0
+    by_fn: dict[str, list[Interval]] = {}
+    for iv in ivs:
+        by_fn.setdefault(iv.fn, []).append(iv)
+    cand = by_fn.get(candidate, [])
+    cand_sample_ms = statistics.median(iv.claimed_ms for iv in cand) if cand else 0.0
+    k_cand = calls.get(candidate, 1)
+    threshold = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.sigmas * noise)
+
+    # Claimed beyond the interval: the sample cannot have run between its request and the next one.
+    for fn, group in by_fn.items():
+        short = statistics.median(iv.unexplained_ms for iv in group)
+        if short < -max(cfg.floor_ms, cfg.sigmas * noise):
+            claimed = statistics.median(iv.claimed_ms for iv in group)
+            result.findings.append(
+                f"{fn}'s samples claim {claimed:.3f} ms but the parent saw {claimed + short:.3f} ms (median) "
+                "between their input request and the next one: inputs were requested before the previous "
+                "sample ran (work overlapped with another turn)")
+
+    # Within the worker: the candidate's unexplained time against the reference's, round by round, per call.
+    rounds: dict[int, dict[str, Interval]] = {}
+    for iv in ivs:
+        rounds.setdefault(iv.round, {})[iv.fn] = iv
+    paired = [r for r in rounds.values() if candidate in r and reference in r]
+    if paired:
+        diff = statistics.median(r[candidate].per_call_ms - r[reference].per_call_ms for r in paired)
+        result.outside_ms = diff
+        if diff * k_cand > threshold:
+            result.findings.append(
+                f"~{diff:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
+                f"samples leave {diff * k_cand:.3f} ms more unexplained than the reference's in the same worker, "
+                f"median of {len(paired)} rounds; the candidate claims {cand_sample_ms / k_cand:.3f} ms per call)")
+
+    # Against the clean worker: a round's renewals cost what they cost there (work hidden in any turn).
+    if clean is not None:
+        excess = []
+        for r in rounds.values():
+            expected = sum(iv.calls * clean.per_call_ms for iv in r.values())
+            got = sum(iv.unexplained_ms for iv in r.values())
+            excess.append((got - expected, expected, len(r)))
+        if excess:
+            over = statistics.median(e for e, _, _ in excess)
+            expected = statistics.median(x for _, x, _ in excess)
+            n = max(n for _, _, n in excess)
+            bound = max(threshold * n ** 0.5, cfg.clean_slack * expected)
+            if over > bound:
+                result.findings.append(
+                    f"~{over:.3f} ms per round of work outside the timed calls (the parent's clock: each round of "
+                    f"samples leaves {over:.3f} ms more unexplained than renewing the same inputs takes in a "
+                    f"clean worker, {expected:.3f} ms; median of {len(excess)} rounds)")
+    return result
+
+
+class CleanReference:
+    """Per (task, shape, weight seed), once per run: the reference timed by a worker that never loaded
+    candidate code, and what its input renewals cost (shared by every lane; one computation per key)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: dict[tuple, threading.Lock] = {}
+        self._done: dict[tuple, tuple] = {}
+
+    def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._done:
+                return self._done[key]
+            lock = self._keys.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                if key in self._done:
+                    return self._done[key]
+            value = compute()
+            with self._lock:
+                self._done[key] = value
+            return value
+
+    def release(self, task_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._done if k and k[0] == task_id]:
+                del self._done[key]
+                self._keys.pop(key, None)

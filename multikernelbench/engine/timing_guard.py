@@ -1,0 +1,90 @@
+"""Turns the parent's own timing evidence into verdicts and result fields (the trusted side of issue #25).
+
+Two numbers of a timing now come from the parent rather than from the candidate's worker: the time spent
+outside the timed calls (engine/clock_audit.py, from the arrival times of the worker's fresh-input requests)
+and the reference's speed (a clean worker that never loaded candidate code times it once per task and run).
+The worker's own reports can only convict it: claiming less time makes the unexplained time larger, and a
+reference it slowed is replaced by the clean one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.clock_audit import AskLog, AuditConfig, CleanBaseline, audit, intervals
+from multikernelbench.engine.fresh import CANDIDATE
+from multikernelbench.engine.messages import Timed
+from multikernelbench.engine.session import Verdict
+from multikernelbench.records import EvalResult, Status, TimingStats
+
+REFERENCE = "eager"
+
+
+@dataclass(frozen=True)
+class CleanTiming:
+    """The reference as a clean worker timed it, and what its input renewals cost there."""
+
+    eager: TimingStats | None
+    baseline: CleanBaseline | None
+    error: str = ""  # why there is none (the clean worker failed)
+
+    @classmethod
+    def from_reply(cls, log: AskLog, reply: Timed) -> "CleanTiming":
+        stats = reply.stats.get(REFERENCE)
+        ivs, problems = intervals(log, reply.series, reply.calls, [REFERENCE])
+        baseline = CleanBaseline.from_intervals(ivs) if not problems else None
+        return cls(TimingStats(**stats) if stats else None, baseline)
+
+    @classmethod
+    def failed(cls, why: str) -> "CleanTiming":
+        return cls(None, None, why)
+
+
+def judge_clock(log: AskLog, reply: Timed, fns: list[str], clean: CleanTiming | None, cfg: AntiCheatConfig,
+                result: EvalResult) -> None:
+    """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
+    request pattern the harness never makes; record the figure on the result otherwise."""
+    if not (cfg.clock_audit and cfg.runtime_checks):
+        return
+    found = audit(log, reply.series, reply.calls, fns, CANDIDATE, REFERENCE,
+                  clean.baseline if clean is not None else None,
+                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas))
+    result.outside_clock_ms = found.outside_ms
+    if found.findings:
+        raise Verdict(Status.CHEAT_DETECTED, "; ".join(found.findings))
+
+
+def apply_clean_reference(result: EvalResult, clean: CleanTiming | None, cfg: AntiCheatConfig) -> None:
+    """Store the clean reference and the speedup against it; when the candidate's worker timed the reference
+    markedly slower, flag it and take the speedup against the clean one."""
+    if clean is None:
+        return
+    if clean.eager is None:
+        result.flags.append(f"no clean reference timing ({clean.error or 'no samples'}): the reference's speed "
+                            "in the candidate's worker is not cross-checked")
+        return
+    result.clean_eager_timing = clean.eager
+    cand, eager = result.candidate_timing, result.eager_timing
+    if cand is None or eager is None or cand.median_ms <= 0:
+        return
+    result.speedup_clean = clean.eager.median_ms / cand.median_ms
+    ratio = eager.median_ms / clean.eager.median_ms
+    spread = math.hypot(_rel_spread(eager), _rel_spread(clean.eager))
+    bound = max(cfg.reference_slowdown, 1.0 + 4.0 * spread)
+    if ratio > bound:
+        result.flags.append(
+            f"reference slowed in the candidate's worker: eager {eager.median_ms:.3f} ms there, "
+            f"{clean.eager.median_ms:.3f} ms in a clean worker ({ratio:.2f}x, bound {bound:.2f}x); the speedup "
+            "is taken against the clean reference")
+        result.speedup = result.speedup_clean
+
+
+def _rel_spread(stats: TimingStats) -> float:
+    """Relative spread of one series: how far its median lies above its fastest sample. One-sided on
+    purpose: a burst of load makes a few samples slow (and the standard deviation large), never the fastest
+    one faster, and a slowed reference is slow in every sample."""
+    if stats.runs < 2 or stats.median_ms <= 0:
+        return 0.0
+    return (stats.median_ms - stats.min_ms) / stats.median_ms

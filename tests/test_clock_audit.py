@@ -1,0 +1,142 @@
+"""The parent's clock audit (engine/clock_audit.py) on the request patterns each timing attack produces.
+
+The engine tests (tests/test_timing_integrity.py) run real attacks through real workers; most of them are
+stopped earlier by the worker-side snapshots, so these tests feed the audit the exact sequences of fresh-input
+requests (with their arrival times) that the attacks would produce if those snapshots were evaded by native
+code, and an honest worker's, so each decision rule is shown to fire on its attack and stay quiet on noise.
+"""
+
+from __future__ import annotations
+
+import random
+
+from multikernelbench.engine.clock_audit import (Ask, AskLog, AuditConfig, CleanBaseline, CleanReference, audit,
+                                                 intervals)
+from multikernelbench.timing.loop import Phase
+
+FNS = ["candidate", "eager"]
+CFG = AuditConfig()
+RENEW = 2.0  # ms of input renewal per call, the same for both callables
+CLEAN = CleanBaseline(per_call_ms=RENEW + 0.05, noise_ms=0.05, samples=20)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def advance(self, ms: float) -> None:
+        self.t += ms / 1e3
+
+
+def _log(events: list[tuple], end_after_ms: float = 0.5) -> AskLog:
+    """events: ("ask", fn, phase) stamps a request now; ("wait", ms) lets time pass."""
+    clock = _Clock()
+    log = AskLog()
+    for ev in events:
+        if ev[0] == "ask":
+            log.asks.append(Ask(ev[1], 1, ev[2], clock.t))
+        else:
+            clock.advance(ev[1])
+    clock.advance(end_after_ms)
+    log.end = clock.t
+    return log
+
+
+def _honest(rounds: int, cand_ms: float, eager_ms: float, work_ms: float = 0.0, seed: int = 0):
+    """A worker's requests: warm-up, then A/B samples (renewal, the timed call), then the final call.
+    ``work_ms``: work done in the candidate's renewal, after its request (the attack)."""
+    rng = random.Random(seed)
+    ev: list[tuple] = [("ask", "candidate", Phase.WARMUP), ("wait", 5), ("ask", "eager", Phase.WARMUP), ("wait", 5)]
+    series = {"candidate": [], "eager": []}
+    for _ in range(rounds):
+        for fn, ms in (("candidate", cand_ms), ("eager", eager_ms)):
+            ev.append(("ask", fn, Phase.SAMPLE))
+            ev.append(("wait", RENEW + rng.uniform(0, 0.1) + (work_ms if fn == "candidate" else 0.0) + ms))
+            series[fn].append(ms)
+    ev.append(("ask", "candidate", Phase.FINAL))
+    return _log(ev), series
+
+
+def test_honest_worker_is_quiet():
+    log, series = _honest(20, cand_ms=1.0, eager_ms=3.0)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert got.findings == []
+    assert abs(got.outside_ms) < 0.2 and len(got.intervals) == 40
+
+
+def test_work_in_the_candidates_renewal_is_named():
+    log, series = _honest(20, cand_ms=1.0, eager_ms=3.0, work_ms=5.0)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert any("work outside the timed call" in f for f in got.findings), got.findings
+    assert 4.5 < got.outside_ms < 5.5
+
+
+def test_work_below_the_floor_is_not_decided():
+    log, series = _honest(20, cand_ms=1.0, eager_ms=3.0, work_ms=0.05)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert got.findings == []
+
+
+def test_early_request_in_the_references_turn():
+    """The reference's renewal asks for the candidate's next inputs and answers them (5 ms) before the
+    reference's own sample; the candidate's renewal is then a no-op: the requests still alternate."""
+    ev: list[tuple] = [("ask", "candidate", Phase.SAMPLE), ("wait", RENEW + 5.0 + 1.0)]
+    series = {"candidate": [1.0], "eager": []}
+    for _ in range(20):
+        ev += [("ask", "eager", Phase.SAMPLE), ("wait", RENEW),
+               ("ask", "candidate", Phase.SAMPLE), ("wait", RENEW + 5.0),  # early, then the work
+               ("wait", 3.0), ("wait", 1.0)]  # the reference's sample, then the candidate's (no renewal)
+        series["eager"].append(3.0)
+        series["candidate"].append(1.0)
+    ev.append(("ask", "candidate", Phase.FINAL))
+    got = audit(_log(ev), series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert any("eager's samples claim" in f for f in got.findings), got.findings
+
+
+def test_work_shifted_into_the_references_interval_is_seen_against_the_clean_worker():
+    """Requests for both callables' next inputs come at once, the work follows: every interval the parent
+    attributes to the candidate is empty, the reference's holds the work. Only the clean baseline tells."""
+    ev: list[tuple] = []
+    series = {"candidate": [], "eager": []}
+    for _ in range(20):
+        ev += [("ask", "candidate", Phase.SAMPLE), ("wait", 0.01), ("ask", "eager", Phase.SAMPLE),
+               ("wait", 2 * RENEW + 8.0 + 3.0 + 0.01)]
+        series["candidate"].append(0.01)
+        series["eager"].append(3.0)
+    ev.append(("ask", "candidate", Phase.FINAL))
+    got = audit(_log(ev), series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert any("clean worker" in f for f in got.findings), got.findings
+
+
+def test_extra_and_missing_requests_are_protocol_findings():
+    log, series = _honest(10, cand_ms=1.0, eager_ms=3.0)
+    log.asks.insert(6, Ask("candidate", 1, Phase.SAMPLE, log.asks[5].t + 1e-4))  # one request too many
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
+    assert any(f.startswith("timing protocol:") for f in got.findings), got.findings
+
+    log, series = _honest(10, cand_ms=1.0, eager_ms=3.0)
+    series["candidate"].append(1.0)  # a sample claimed without its request
+    _, problems = intervals(log, series, {"candidate": 1, "eager": 1}, FNS)
+    assert any("sample(s) reported" in p for p in problems)
+
+
+def test_phases_out_of_order_and_a_callable_coming_back():
+    log, series = _honest(6, cand_ms=1.0, eager_ms=3.0)
+    log.asks.append(Ask("eager", 1, Phase.WARMUP, log.asks[-1].t + 1e-3))
+    _, problems = intervals(log, series, {"candidate": 1, "eager": 1}, FNS)
+    assert any("order" in p for p in problems)
+
+    ev = [("ask", "candidate", Phase.SAMPLE), ("wait", 3), ("ask", "eager", Phase.SAMPLE), ("wait", 3),
+          ("ask", "eager", Phase.SAMPLE), ("wait", 3), ("ask", "candidate", Phase.SAMPLE), ("wait", 3)]
+    _, problems = intervals(_log(ev), {"candidate": [1.0, 1.0], "eager": [1.0, 1.0]},
+                            {"candidate": 1, "eager": 1}, FNS)
+    assert any("after it had stopped" in p or "came back" in p for p in problems), problems
+
+
+def test_clean_reference_is_computed_once_per_key():
+    cache, calls = CleanReference(), []
+    for _ in range(3):
+        assert cache.get(("t", 1), lambda: calls.append(1) or "x") == "x"
+    cache.release("t")
+    cache.get(("t", 1), lambda: calls.append(1) or "y")
+    assert len(calls) == 2
