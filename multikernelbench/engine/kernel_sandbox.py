@@ -151,6 +151,11 @@ class SandboxPolicy:
     write: list[str] = field(default_factory=list)
     landlock_abi: int = 0
     seccomp: bool = False
+    #: Device files it may write, and the seccomp programs (hex; with and without its own network
+    #: namespace), prepared in the parent so that the child only makes syscalls.
+    dev_write: list[str] = field(default_factory=list)
+    bpf_hex: str = ""
+    bpf_netns_hex: str = ""
 
     @classmethod
     def for_worker(cls, env: dict[str, str], workdir: str) -> "SandboxPolicy":
@@ -164,7 +169,9 @@ class SandboxPolicy:
             Path(p).mkdir(parents=True, exist_ok=True)
         read = list(dict.fromkeys(list(_SYSTEM_READ) + _python_read_paths() + extra_read))
         return cls(read=read, write=list(dict.fromkeys(os.path.realpath(p) for p in write)),
-                   landlock_abi=s.landlock_abi, seccomp=s.seccomp)
+                   landlock_abi=s.landlock_abi, seccomp=s.seccomp, dev_write=_device_write_files(),
+                   bpf_hex=seccomp.build_filter(allow_netlink=False).hex() if s.seccomp else "",
+                   bpf_netns_hex=seccomp.build_filter(allow_netlink=True).hex() if s.seccomp else "")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -192,14 +199,15 @@ def enter(policy: SandboxPolicy, own_netns: bool = False) -> None:
         rs = landlock.Ruleset(policy.landlock_abi)
         for p in policy.read:
             rs.allow(p, landlock.READ)
-        for p in _device_write_files():
+        for p in policy.dev_write:
             rs.allow(p, landlock.READ_FILE | landlock.WRITE_FILE | landlock.TRUNCATE)
         rs.allow(f"/proc/{os.getpid()}", landlock.READ | landlock.WRITE_FILE)  # /proc/self/task/*/comm, ...
         for p in policy.write:
             rs.allow(p, landlock.WRITE)
         rs.restrict_self()
     if policy.seccomp:
-        seccomp.install_filter(allow_netlink=own_netns)
+        code = policy.bpf_netns_hex if own_netns else policy.bpf_hex
+        seccomp.install_filter(bytes.fromhex(code) if code else None, allow_netlink=own_netns)
 
 
 def harden_trusted() -> None:

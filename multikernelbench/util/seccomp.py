@@ -2,13 +2,13 @@
 
 Why raw BPF instead of ``pyseccomp``/libseccomp: the filter is a fixed deny list of ~35 syscalls on two
 architectures; libseccomp's compiler buys nothing for that, and ``pyseccomp`` needs ``libseccomp.so`` on the
-host (the H200 host has only torch/numpy). The program below is ~90 BPF instructions built once per worker
+host (the H200 host has only torch/numpy). The program below is ~90 BPF instructions, built by the parent for each worker
 in microseconds.
 
 What the filter does (returning an errno, so a library probing for a feature sees "not permitted", not a kill):
 
 * denies ``ptrace``, ``process_vm_readv/writev``, ``kcmp``, ``pidfd_getfd`` (reading or steering another
-  process), ``bpf``, ``perf``-free kernel-extension calls (``kexec_*``, ``*_module``), ``keyctl``/``add_key``/
+  process), ``bpf``, the kernel-extension calls (``kexec_*``, ``*_module``), ``keyctl``/``add_key``/
   ``request_key``, every mount-family call, ``pivot_root``/``chroot``, ``unshare``/``setns``,
   ``open_by_handle_at`` and the ``io_uring`` calls (they can open sockets and files without the syscalls
   filtered here);
@@ -114,9 +114,10 @@ def build_filter(allow_netlink: bool = False, arch: str | None = None) -> bytes:
     return b"".join(prog)
 
 
-def install_filter(allow_netlink: bool = False) -> None:
-    """Load the filter into this thread (and what it later starts); needs no_new_privs first."""
-    code = build_filter(allow_netlink)
+def install_filter(code: bytes | None = None, allow_netlink: bool = False) -> None:
+    """Load the filter (``code`` from :func:`build_filter`, else built here) into this thread and what it later
+    starts; needs no_new_privs first."""
+    code = code if code is not None else build_filter(allow_netlink)
     n = len(code) // 8
     buf = ctypes.create_string_buffer(code, len(code))
 
