@@ -95,7 +95,7 @@ TORCH_FUNCTIONS = ("allclose", "equal", "isclose", "eq", "ne", "abs", "save", "l
                    "set_num_threads", "get_num_threads", "is_tensor", "no_grad", "inference_mode")
 
 
-def _callables(obj: Any) -> dict[str, int]:
+def _callables(obj: Any) -> dict[str, tuple[int, int]]:
     names = None
     if isinstance(obj, tuple):  # (object, names): only these attributes
         obj, names = obj
@@ -105,7 +105,9 @@ def _callables(obj: Any) -> dict[str, int]:
         return {}
     if names is not None:
         items = [(k, v) for k, v in items if k in names]
-    return {k: id(v) for k, v in items if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
+    # A function's code object too: swapping ``fn.__code__`` keeps the function's identity.
+    return {k: (id(v), id(getattr(v, "__code__", None))) for k, v in items
+            if callable(v) or isinstance(v, (staticmethod, classmethod, property))}
 
 
 class PatchSnapshot:

@@ -221,10 +221,10 @@ class CandidateEvaluation:
             self.fresh_overhead_ms = reply.fresh_ms / reply.fresh_calls
             result.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
-        if cfg.check_timed_outputs:
-            self._verify_timed(planner, reply, payload, shape, weight_seed)
         fns = [CANDIDATE, "eager"] + (["compiled"] if compiled else [])
         judge_clock(log, reply, fns, clean, cfg.anticheat, result)  # raises Verdict on work outside the clock
+        if cfg.check_timed_outputs:
+            self._verify_timed(planner, reply, payload, shape, weight_seed)
         result.candidate_timing = stats["candidate"]
         result.eager_timing = stats["eager"]
         result.compile_timing = stats.get("compiled")
