@@ -70,6 +70,8 @@ PY
         --compile-baseline --timing-budget-s 1 --db $R/smoke.sqlite --json --no-progress --trace $R/smoke.trace > $R/smoke.jsonl 2> $R/smoke.err
       echo "rc=$?"; python3 scripts/summarize_eval.py $R/smoke.jsonl; tail -5 $R/smoke.err; tail -4 $R/smoke.trace
       ls -la ~/.cache/multikernelbench/builds/cuda/_ext_cache/pch/*/ 2>/dev/null | head -5; cat ~/.cache/multikernelbench/builds/cuda/_ext_cache/pch/warm.*.log 2>/dev/null | cut -c1-300 ;;
+    integrity) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA -s tests/test_timing_integrity_gpu.py > $R/integrity.log 2>&1
+      grep -E "^(PASSED|FAILED|ERROR)|speedup=" $R/integrity.log | cut -c1-300; tail -2 $R/integrity.log ;;
     timers) timeout ${TIMERS_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py -k 'timer or side_stream or busy_host' > $R/timers.log 2>&1
       grep -E "^(PASSED|FAILED|ERROR)" $R/timers.log | cut -c1-200; tail -2 $R/timers.log ;;
     cuda_full) mkdir -p solutions_twins/matmul.square && cp tests/data/honest_twins/cuda/matmul.square.py solutions_twins/matmul.square/honest_twin.py
