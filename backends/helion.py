@@ -76,6 +76,31 @@ class HelionBackend(Backend):
             env["TRITON_INTERPRET"] = "1"
         return env
 
+    def prepare_interpreter(self) -> None:
+        """CPU only, in the worker before the candidate loads: Helion's generated code calls math through
+        ``libdevice`` (``torch.exp`` becomes ``libdevice.exp``), which Triton's interpreter does not emulate (its
+        stubs return None: measured with triton 3.9). Point those names at ``triton.language.math``'s functions
+        of the same name, which the interpreter does run (in numpy, at full precision). Nothing changes on
+        the GPU."""
+        if not self.interpret:
+            return
+        import triton.language as tl
+        from torch._inductor.runtime.triton_compat import libdevice
+
+        if libdevice is tl.math:
+            return
+        def late(name: str):
+            # Looked up at call time: the interpreter swaps tl.math's functions only while a kernel runs.
+            return lambda *args, **kwargs: getattr(tl.math, name)(*args, **kwargs)
+
+        for name in dir(tl.math):
+            if not name.startswith("_") and callable(getattr(tl.math, name)) and hasattr(libdevice, name):
+                setattr(libdevice, name, late(name))
+
+    def load(self, source: str, build_dir: Path):
+        self.prepare_interpreter()
+        return super().load(source, Path(build_dir))
+
     def synchronize(self) -> None:
         if not self.interpret:
             torch.cuda.synchronize()

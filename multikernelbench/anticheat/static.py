@@ -62,7 +62,7 @@ class Context:
         self.tree = R.parse(source)
         self.aliases = R.import_aliases(self.tree)
         self.reference_ops = R.reference_ops(reference_source) if reference_source else set()
-        self.reachable = R.reachable_from_forward(self.tree)
+        self.reachable = R.reachable_from_forward(self.tree, self.aliases)
         self.code_strings = list(R.code_strings(self.tree))
         self.globals = R.module_globals(self.tree) | set(self.aliases)
 
@@ -329,3 +329,7 @@ def opencl_fast_math(ctx: Context) -> Iterable[Finding]:
             for m in OPENCL_FAST_MATH.finditer(node.value):
                 yield Finding(node.lineno + node.value.count("\n", 0, m.start()), "opencl_fast_math",
                               f"uses `{m.group(0)}` in a {ctx.task_dtype} task (reduced-precision OpenCL math)")
+
+
+# Rules of the Python-syntax GPU DSLs (numba_cuda, helion) live in their own module; importing it registers them.
+from multikernelbench.anticheat import static_python_dsl as _static_python_dsl  # noqa: E402,F401

@@ -149,8 +149,33 @@ def reference_ops(source: str) -> set[str]:
     return {op for op in ops if op not in HELPER_NAMES and not op.startswith("_")}
 
 
-def reachable_from_forward(tree: ast.Module) -> list[ast.stmt]:
-    """Bodies of ModelNew.forward and everything it calls by name in this module (methods and functions)."""
+#: Decorators whose function body is device code compiled by a DSL, except its host part (see host_body).
+DEVICE_KERNEL_DECORATORS = ("helion.kernel",)
+#: Loops whose body is device code inside such a function (``for tile in hl.tile(n):``).
+DEVICE_LOOPS = ("helion.language.tile", "helion.language.grid")
+
+
+def _is_device_kernel(fn: ast.FunctionDef, aliases: dict[str, str]) -> bool:
+    return any(resolve(dotted(d), aliases) in DEVICE_KERNEL_DECORATORS for d in fn.decorator_list)
+
+
+def host_body(fn: ast.FunctionDef, aliases: dict[str, str]) -> list[ast.stmt]:
+    """The statements of a Helion kernel that run on the host: everything but its ``hl.tile``/``hl.grid``
+    loops. Torch ops inside those loops are Helion's DSL (lowered into the generated Triton kernel, the
+    candidate's own); outside them they are plain PyTorch computing on the host, which the rules judge."""
+    out = []
+    for stmt in fn.body:
+        if isinstance(stmt, ast.For) and isinstance(stmt.iter, ast.Call) \
+                and resolve(dotted(stmt.iter.func), aliases) in DEVICE_LOOPS:
+            continue
+        out.append(stmt)
+    return out
+
+
+def reachable_from_forward(tree: ast.Module, aliases: dict[str, str] | None = None) -> list[ast.stmt]:
+    """Bodies of ModelNew.forward and everything it calls by name in this module (methods and functions); for a
+    function decorated as a device kernel (``@helion.kernel``), only its host statements."""
+    aliases = aliases if aliases is not None else import_aliases(tree)
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     methods: dict[str, ast.FunctionDef] = {}
     for n in tree.body:
@@ -161,7 +186,7 @@ def reachable_from_forward(tree: ast.Module) -> list[ast.stmt]:
     seen, todo, out = {("m", "forward")}, [methods["forward"]], []
     while todo:
         fn = todo.pop()
-        out.extend(fn.body)
+        out.extend(host_body(fn, aliases) if _is_device_kernel(fn, aliases) else fn.body)
         for call in calls(fn.body):
             name = dotted(call.func)
             key = ("m", name[5:]) if name.startswith("self.") else ("f", name)

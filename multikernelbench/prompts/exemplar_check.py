@@ -80,6 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--device", default="cpu")
     args = p.parse_args(argv)
+    # What the backend's worker does before a candidate loads on this machine (e.g. helion's interpreter
+    # support for libdevice math), so exemplars are checked as the engine would run them.
+    from multikernelbench.backends.registry import get_backend
+
+    prepare = getattr(get_backend(args.backend), "prepare_interpreter", None)
+    if prepare is not None:
+        prepare()
     failed = 0
     for ex in all_exemplars(args.backend):
         if args.category and ex.category not in args.category:

@@ -21,7 +21,7 @@ from multikernelbench.tasks import Task, load_task_file
 GENERIC = "generic"
 CATEGORIES = ("activation", "reduce", "broadcast", "math", "loss", "optimizer", "normalization", "pooling",
               "index", "resize", "matmul", "convolution", "attention", "fusion", "architecture")
-BACKENDS = ("cpu", "cuda", "triton", "pallas", "opencl")
+BACKENDS = ("cpu", "cuda", "triton", "pallas", "opencl", "numba_cuda", "helion")
 
 
 def exemplar_root() -> Path:
