@@ -225,6 +225,24 @@ def test_nothing_outside_the_workers_folders_changed(attack_results):
     assert not changed, changed
 
 
+def test_fresh_interpreter_workers_are_sandboxed_too(suite, build_root):
+    """Without the zygote (``EngineConfig.zygote=False``, also the fallback when it cannot start) the sandbox is
+    entered in ``preexec_fn`` and holds across the ``exec`` of the fresh interpreter."""
+    targets = _targets(build_root)
+    cand = Candidate(task_id=RELU, label="python-fresh", source=PY_ATTACK.format(
+        targets=targets, harness=os.getpid(), hf=targets["hf_cache"]) + "\n# fresh\n")
+    cfg = _config(build_root)
+    cfg.zygote = False
+    try:
+        (r,) = evaluate_candidates([suite[RELU]], [cand], cfg)
+    finally:
+        stray = _stray(targets)
+    report = _report(r.stdout)
+    assert set(report) == set(ATTACKS) and all(v.startswith("blocked") for v in report.values()), r.stdout
+    assert not stray
+    assert r.status == Status.CHEAT_DETECTED, (r.status, r.message)
+
+
 def _in_sandbox(fn) -> int:
     """Run ``fn`` in a forked child under a worker's policy; its return value (an int) is the exit code."""
     import tempfile
@@ -322,3 +340,67 @@ def test_old_store_without_sandbox_column_reads(tmp_path):
                          status=Status.CORRECT, sandbox="landlock7+seccomp")
         store.put(new)
         assert store.get("a.c", "h", "cpu", "", "y").sandbox == "landlock7+seccomp"
+
+
+# ---- on the GPU host (marked gpu): what CUDA, CUPTI/torch.profiler, Triton's launcher build, torch.compile and
+# JAX need still works under the sandbox, and native attacks from a CUDA-backend worker still fail ---------------
+
+#: Shipped solutions per GPU backend: an elementwise kernel, a matmul and a softmax (Triton compiles its C
+#: launcher with gcc at the first launch; the compile baseline runs inductor in the same worker).
+GPU_SHIPPED = ("activation.relu", "matmul.square", "attention.causal_softmax")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _gpu_backend_or_skip(name: str):
+    import torch
+
+    from multikernelbench.backends import get_backend
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    backend = get_backend(name)
+    avail = backend.availability()
+    if not avail.ok or getattr(backend, "interpret", False):
+        pytest.skip(f"{name} unavailable on the GPU here: {avail.reason or 'interpreter only'}")
+    return backend
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("backend", ["cuda", "triton", "pallas"])
+def test_shipped_gpu_solutions_correct_under_the_sandbox(suite, build_root, backend):
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    _gpu_backend_or_skip(backend)
+    paths = [REPO / "solutions" / backend / f"{t}.py" for t in GPU_SHIPPED]
+    cands = [Candidate(task_id=p.stem, source=p.read_text(), label=p.stem) for p in paths if p.exists()]
+    assert cands
+    cfg = EngineConfig(backend=backend, build_root=build_root, allow_code_execution=True, seed=11,
+                       run_timeout_s=180.0, timing=TimingConfig(min_runs=3, max_runs=10, budget_s=0.3,
+                                                                 compile_baseline=True))
+    results = evaluate_candidates([suite[c.task_id] for c in cands], cands, cfg)
+    for c, r in zip(cands, results):
+        print(backend, c.label, r.status.value, r.sandbox, r.speedup, r.speedup_compile, r.message[:300])
+    bad = {c.label: (r.status.value, r.message[-1500:]) for c, r in zip(cands, results) if r.status != Status.CORRECT}
+    assert not bad, bad
+    assert all(r.sandbox == support().label() and r.compile_timing is not None for r in results)
+
+
+@pytest.mark.gpu
+def test_native_attacks_fail_in_a_cuda_worker(suite, build_root):
+    from multikernelbench.engine.config import EngineConfig
+
+    _gpu_backend_or_skip("cuda")
+    targets = _targets(build_root)
+    cand = Candidate(task_id=RELU, label="cpp-cuda", source=CPP_ATTACK.replace("@TARGETS@", repr(targets))
+                     .replace("@HARNESS@", str(os.getpid())))
+    cfg = _config(build_root)
+    cfg.backend = "cuda"
+    try:
+        (r,) = evaluate_candidates([suite[RELU]], [cand], cfg)
+    finally:
+        stray = _stray(targets)
+    report = _report(r.stdout)
+    assert set(report) == set(ATTACKS) and all(v.startswith("blocked") for v in report.values()), \
+        (r.status, r.message[-1500:], r.stdout)
+    assert not stray
+    assert r.status == Status.CORRECT, (r.status, r.message[-1500:])
