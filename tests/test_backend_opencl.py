@@ -128,3 +128,13 @@ def test_opencl_solution_status(outcomes, label):
         assert res.hardware == _backend().hardware()
     if label.endswith("library_kernel_hidden.py"):  # only the runtime probe can see this one
         assert "no kernel of the candidate's own ran" in res.message, res.message
+
+
+def test_mkb_prompt_opencl(capsys):
+    """The prompt states the OpenCL contract and shows the task category's OpenCL exemplar."""
+    from multikernelbench.cli.main import main
+
+    assert main(["prompt", "normalization.rms_norm", "--backend", "opencl", "--strategy", "category_shot"]) == 0
+    out = capsys.readouterr().out
+    assert "create_some_context(interactive=False)" in out and "enqueue_copy" in out
+    assert "__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))\nvoid rms_norm(" in out  # the exemplar
