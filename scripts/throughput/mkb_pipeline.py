@@ -1,0 +1,130 @@
+"""The ``mkb`` pipeline: ``mkb eval`` as a subprocess; per-candidate results from its JSON lines, device seconds
+from its ``--trace``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from .common import last_line, log, rnd, run_streamed, tail
+from .host import _cmd_out
+from .summary import summarize
+
+_TRACE = re.compile(r"^\S+ \+\s*([0-9.]+)s (.+? \[[0-9a-f]+\]): (.*)$")
+
+
+def parse_trace(path: Path) -> dict[str, dict]:
+    """label -> {'device_start', 'last'} in the trace's own clock (seconds since the run started)."""
+    out: dict[str, dict] = {}
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        m = _TRACE.match(line)
+        if not m:
+            continue
+        t, who, what = float(m.group(1)), m.group(2), m.group(3)
+        rec = out.setdefault(who, {"device_start": None, "last": None, "build_end": None, "build_s": None})
+        if "build end" in what:
+            rec["build_end"] = t
+            m = re.search(r"after ([0-9.]+) s", what)
+            rec["build_s"] = float(m.group(1)) if m else None
+        elif rec["device_start"] is None and "device" in what:
+            rec["device_start"] = t
+        rec["last"] = t
+    return out
+
+
+def mkb_options() -> str:
+    return _cmd_out([sys.executable, "-m", "multikernelbench.cli.main", "eval", "--help"], 180)
+
+
+def run_mkb(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
+    root = work / "mkb"
+    root.mkdir()
+    build_root = (args.mkb_build_root or root / "build").resolve()  # fresh and empty unless given
+    build_root.mkdir(parents=True, exist_ok=True)
+    db, trace = root / "results.sqlite", root / "trace.log"
+    extra = shlex.split(args.mkb_args or "")
+    helptext = args.mkb_help
+    cmd = [sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", args.backend,
+           "--solutions", str(work / "solutions"), "--db", str(db), "--allow-code-execution", "--json",
+           "--no-progress", "--build-root", str(build_root)]
+    if "--compile-workers" not in extra and (not helptext or "--compile-workers" in helptext):
+        cmd += ["--compile-workers", str(args.compile_workers)]
+    use_trace = "--trace" not in extra and (not helptext or "--trace" in helptext)
+    if use_trace:
+        cmd += ["--trace", str(trace)]
+    cmd += extra
+    env = dict(os.environ)
+    env["MKB_ALLOW_CODE_EXECUTION"] = "1"
+    env.pop("MKB_EXT_CACHE", None)  # the engine's extension cache must be the fresh one under --build-root
+    by_label = {m["label"]: m for m in manifest}
+    rows = {m["label"]: {"label": m["label"], "task_id": m["task_id"], "kind": m["kind"],
+                         "expected": m["expected"]} for m in manifest}
+    stray: list[str] = []
+
+    def on_line(line: str, t: float) -> None:
+        if not line.startswith("{"):
+            if line.strip():
+                stray.append(line[:300])
+            return
+        try:
+            d = json.loads(line)
+        except ValueError:
+            stray.append(line[:300])
+            return
+        label = d.get("candidate")
+        if label not in by_label or "status" not in d:
+            stray.append(line[:300])
+            return
+        ct = d.get("candidate_timing") or {}
+        et = d.get("eager_timing") or {}
+        rows[label].update({
+            "status": d.get("status"), "build_s": rnd(d.get("compile_time_s")), "t_done_s": rnd(t, 2),
+            "speedup": rnd(d.get("speedup"), 4), "cand_ms": rnd(ct.get("median_ms"), 5),
+            "ref_ms": rnd(et.get("median_ms"), 5), "code_hash": d.get("code_hash"),
+            "started_at": d.get("started_at"), "finished_at": d.get("finished_at"),
+            "message": last_line(d.get("message")),
+        })
+
+    log(f"mkb: {shlex.join(cmd)}")
+    run = run_streamed(cmd, env, cap_s, on_line, root / "stderr.log", cwd=str(root))
+    # Device seconds per candidate: from the trace (one clock), else from finished_at on one device lane.
+    source = "none"
+    tr = parse_trace(trace) if use_trace else {}
+    hashes = {m["label"]: m["code_hash"] for m in manifest}
+    for r in rows.values():
+        rec = tr.get(f"{r['task_id']} [{(r.get('code_hash') or hashes[r['label']])[:12]}]")
+        if rec and r.get("build_s") is None and rec["build_s"] is not None:
+            r["build_s"] = rec["build_s"]  # a build that finished before the cap, its result did not (0.1 s resolution)
+        if not r.get("status"):
+            continue
+        if rec and rec["device_start"] is not None and rec["last"] is not None:
+            r["device_s"] = rnd(rec["last"] - rec["device_start"])
+            source = "trace"
+    if source != "trace":
+        lane = sorted((r for r in rows.values() if r.get("status") and r.get("finished_at")
+                       and r["status"] not in ("compile_error", "cheat_detected", "unavailable")),
+                      key=lambda r: r["finished_at"])
+        prev = None
+        for r in lane:
+            ready = (r.get("started_at") or r["finished_at"]) + (r.get("build_s") or 0.0)
+            start = max(ready, prev) if prev is not None else ready
+            r["device_s"] = rnd(max(0.0, r["finished_at"] - start))
+            prev = r["finished_at"]
+            source = "lane_estimate"
+    for r in rows.values():
+        r.pop("started_at", None)
+        r.pop("finished_at", None)
+    extra_out = {"device_s_source": source, "compile_workers": args.compile_workers, "command": shlex.join(cmd)}
+    if run["rc"] != 0 or run["killed"] or not any(r.get("status") for r in rows.values()):
+        extra_out["stderr_tail"] = tail(root / "stderr.log")
+    if stray:
+        extra_out["stdout_other"] = stray[-20:]
+    return summarize(list(rows.values()), len(manifest), run, cap_s, extra_out)
