@@ -46,9 +46,9 @@ LOAD_BY_NAME = textwrap.dedent("""
 def _run(code: str, tmp_path: Path, hf_home: Path, **env) -> subprocess.CompletedProcess:
     cwd = tmp_path / "elsewhere"
     cwd.mkdir(exist_ok=True)
-    full_env = dict(os.environ, HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", **env)
-    for key in ("HF_DATASETS_CACHE", "HF_MODULES_CACHE", "MKB_HF_CACHE"):
-        full_env.pop(key, None)
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("HF_DATASETS_CACHE", "HF_MODULES_CACHE", "MKB_HF_CACHE")}
+    full_env.update(HF_HOME=str(hf_home), HF_HUB_OFFLINE="1", **env)
     return subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json")], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=600)
 
@@ -112,8 +112,9 @@ def test_seeded_caches_load_by_name_offline_from_anywhere(tmp_path):
 
 
 def test_without_the_cache_the_bare_names_fail(tmp_path):
-    """The control: same call, empty HF_HOME, nothing seeded -> the libraries' own errors (what users hit)."""
-    proc = _run(LOAD_BY_NAME.format(prelude=""), tmp_path, tmp_path / "empty-hf")
+    """The control: same call, empty HF_HOME, nothing seeded (the installed start-up hook switched off) -> the
+    libraries' own errors (what users hit without it)."""
+    proc = _run(LOAD_BY_NAME.format(prelude=""), tmp_path, tmp_path / "empty-hf", MKB_HF_CACHE="0")
     assert proc.returncode != 0 and "multikernelbench" in proc.stderr
 
 
