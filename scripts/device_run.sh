@@ -2,7 +2,8 @@
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files); nothing is written into the
 # checkout (results worth keeping are copied into benchmarks/<claim>/ by hand). Steps: peaks fidelity compile nvsplit
-# eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
+# eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
+# the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
 # (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
@@ -30,6 +31,18 @@ for step in "$@"; do
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py \
         -k 'not fast_builder' > $R/gputests.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/gputests.log | cut -c1-200; tail -2 $R/gputests.log ;;
+    eval_numba|eval_numba_cuda|eval_helion)
+      # Numba-CUDA (numba-cuda is on the H200 image) and Helion (not on the image: carried as wheels in
+      # .carry/wheels, helion + filecheck, installed without deps or an index). Each goes on to eval_* below.
+      [ $step = eval_numba ] && step=eval_numba_cuda; b=${step#eval_}
+      if [ $b = helion ]; then
+        ls .carry/wheels/*.whl > /dev/null 2>&1 && python3 -m pip install --no-deps --no-index -q .carry/wheels/*.whl > $R/helion_pip.log 2>&1
+        python3 -c "import helion, triton; print('helion', __import__('importlib.metadata').metadata.version('helion'), 'triton', triton.__version__)" 2>&1 | tail -1 | tee -a $R/helion_pip.log
+      else
+        python3 -c "import numba, numba_cuda; from numba import cuda; print('numba', numba.__version__, 'numba-cuda', numba_cuda.__version__, 'cuda', cuda.is_available())" 2>&1 | tail -1
+      fi
+      python3 -m multikernelbench.cli.main backends 2>&1 | grep -E " $b " | cut -c1-240
+      v=EVAL_TIMEOUT_$b; [ -n "${!v}" ] || export EVAL_TIMEOUT_$b=200 ;;&  # ;;& goes on matching: eval_*
     eval_opencl)
       # OpenCL on the GPU through NVIDIA's driver, if the image has it: probe, say what was found, and evaluate the
       # shipped OpenCL solutions only where a GPU device is listed (never on PoCL here: that is CI's job).
