@@ -207,7 +207,11 @@ register_contract(Contract(
           "loop; Helion compiles each loop nest into one Triton kernel. `forward` calls the kernel functions.",
     rules=("Give every kernel an explicit `config=helion.Config(block_sizes=[...])` with one size per `hl.tile` "
            "dimension (powers of two): there is no autotuning in the harness.",
+           "Inside `hl.tile` loops, torch ops (`torch.addmm`, `.sum(1)`, `torch.exp`, `torch.where`) are Helion's kernel "
+           "language and compile into your kernel: the library-op rule below applies to code outside those loops. "
            "Only allocation and shape arithmetic outside the `hl.tile` loops: code there runs on the host.",
+           "Give reduction and scan dimensions as non-negative numbers (`.sum(1)`, `torch.cumsum(x, dim=1)`): "
+           "helion 1.5.1 scans the wrong axis for `dim=-1`.",
            "Accumulate float32 dots in float32 (`hl.zeros([tm, tn], dtype=torch.float32)` + `torch.addmm`); "
            "the harness sets IEEE float32 dot precision."),
     not_allowed=("torch compute operators outside `hl.tile` loops or in `forward` for the main computation",
