@@ -38,6 +38,7 @@ worker threads (default: the usable cores).
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +84,23 @@ class OpenCLBackend(Backend):
         env["PYOPENCL_NO_CACHE"] = "1"
         env["POCL_CACHE_DIR"] = str(Path(build_dir) / "pocl_cache")
         env["CUDA_CACHE_PATH"] = str(Path(build_dir) / "nv_cache")
+        # The kernel sandbox (engine/kernel_sandbox.py) lets a worker write only the folders named here: PoCL's
+        # cache is the candidate's own (CUDA_CACHE_PATH is on the sandbox's list of cache variables already).
+        from multikernelbench.engine.kernel_sandbox import WRITE_ENV
+
+        env[WRITE_ENV] = os.pathsep.join(p for p in (env.get(WRITE_ENV, ""), env["POCL_CACHE_DIR"]) if p)
+        if os.environ.get("OCL_ICD_VENDORS"):
+            env["OCL_ICD_VENDORS"] = os.environ["OCL_ICD_VENDORS"]
         threads = str(self.options.get("threads") or usable_cores())
         env["POCL_MAX_PTHREAD_COUNT"] = threads  # PoCL 3.x
         env["POCL_CPU_MAX_CU_COUNT"] = threads  # PoCL >= 4 spells it this way
         return env
 
-    def sandbox_writable_dirs(self, build_dir: Path) -> list[str]:
-        # Only the build root (the caches above live in the per-candidate folder under it): no ~/.cache.
-        return [str(Path(build_dir).parent)]
+    def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
+        """A vendor-ICD folder named by the user (``OCL_ICD_VENDORS``; the device run registers NVIDIA's driver
+        library that way when the image lacks its ICD file): the ICD loader in the worker must read it."""
+        vendors = os.environ.get("OCL_ICD_VENDORS", "")
+        return [vendors] if vendors else []
 
     # ---- device worker --------------------------------------------------------------------------------------
     def _ensure_recorder(self):

@@ -37,6 +37,9 @@ def test_backend_finds_pocl_and_keeps_caches_in_the_build_dir(tmp_path):
     env = b.worker_env(tmp_path / "cand")
     assert env["POCL_CACHE_DIR"].startswith(str(tmp_path)) and env["CUDA_CACHE_PATH"].startswith(str(tmp_path))
     assert env["PYOPENCL_NO_CACHE"] == "1" and ":" in env["PYOPENCL_CTX"]
+    from multikernelbench.engine.kernel_sandbox import writable_from_env
+
+    assert env["POCL_CACHE_DIR"] in writable_from_env(env)  # declared to the kernel sandbox
     assert b.hardware() == b.chosen().name
     gpu = __import__("multikernelbench.backends.registry", fromlist=["get_backend"]).get_backend("opencl", device="gpu")
     if not gpu.availability().ok:  # no GPU driver: said so, with what the probe found
