@@ -211,7 +211,7 @@ register_contract(Contract(
            "language and compile into your kernel: the library-op rule below applies to code outside those loops. "
            "Only allocation and shape arithmetic outside the `hl.tile` loops: code there runs on the host.",
            "Give reduction and scan dimensions as non-negative numbers (`.sum(1)`, `torch.cumsum(x, dim=1)`): "
-           "helion 1.5.1 scans the wrong axis for `dim=-1`.",
+           "Triton's CPU interpreter, which checks kernels where there is no GPU, scans the wrong axis for `-1`.",
            "Accumulate float32 dots in float32 (`hl.zeros([tm, tn], dtype=torch.float32)` + `torch.addmm`); "
            "the harness sets IEEE float32 dot precision."),
     not_allowed=("torch compute operators outside `hl.tile` loops or in `forward` for the main computation",

@@ -1,6 +1,7 @@
 """Helion exemplar: inclusive cumulative sum along rows; a tile of whole rows per program scanned with
 torch.cumsum, which Helion lowers to a Triton associative scan. Dimensions are given as positive numbers
-(helion 1.5.1 scans the wrong axis for dim=-1)."""
+(Triton's interpreter, which runs this
+file without a GPU, scans the wrong axis for tl.associative_scan(..., -1, ...))."""
 
 import helion
 import helion.language as hl
