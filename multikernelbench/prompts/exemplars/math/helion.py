@@ -1,7 +1,6 @@
 """Helion exemplar: inclusive cumulative sum along rows; a tile of whole rows per program scanned with
-torch.cumsum, which Helion lowers to a Triton associative scan. Dimensions are given as positive numbers
-(Triton's interpreter, which runs this
-file without a GPU, scans the wrong axis for tl.associative_scan(..., -1, ...))."""
+torch.cumsum, which Helion lowers to a Triton associative scan. Dimensions are given as positive numbers:
+Triton's interpreter, which runs this file without a GPU, scans the wrong axis for axis -1."""
 
 import helion
 import helion.language as hl
