@@ -105,6 +105,10 @@ class AuditConfig:
     #: reference's own unexplained time: each renewal runs right after the other callable's sample, whose
     #: after-effects differ (an OpenMP pool still spinning, caches), measured at up to ~25 % on 2 loaded cores.
     within_slack: float = 0.25
+    #: With fewer rounds than this (a budget spent by slow renewals on a loaded host), a median is one or two
+    #: samples: the excess must then exceed the whole renewal time, not a share of it. A candidate cannot use
+    #: this to hide much: few rounds mean each renewal took a large share of the callable's budget.
+    min_rounds: int = 4
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,8 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         diff = statistics.median(r[candidate].per_call_ms - r[reference].per_call_ms for r in paired)
         ref_renewal = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired) * k_cand
         result.outside_ms = diff
-        if diff * k_cand > max(threshold, cfg.within_slack * ref_renewal):
+        slack = cfg.within_slack if len(paired) >= cfg.min_rounds else 1.0
+        if diff * k_cand > max(threshold, slack * ref_renewal):
             result.findings.append(
                 f"~{diff:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
                 f"samples leave {diff * k_cand:.3f} ms more unexplained than the reference's in the same worker, "
@@ -237,7 +242,8 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
             over = statistics.median(e for e, _, _ in excess)
             expected = statistics.median(x for _, x, _ in excess)
             n = max(n for _, _, n in excess)
-            bound = max(threshold * n ** 0.5, cfg.clean_slack * expected)
+            slack = cfg.clean_slack if len(excess) >= cfg.min_rounds else 1.0
+            bound = max(threshold * n ** 0.5, slack * expected)
             if over > bound:
                 result.findings.append(
                     f"~{over:.3f} ms per round of work outside the timed calls (the parent's clock: each round of "

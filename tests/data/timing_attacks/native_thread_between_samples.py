@@ -56,6 +56,7 @@ def _install() -> None:
                         _STATE["calls"] = calls
 
                 setattr(value, "re" + "new", hooked)
+                _STATE.setdefault("calls", 1)  # from the reference's next renewal on, the candidate's come early
                 return
         f = f.f_back
 
