@@ -140,3 +140,14 @@ def test_clean_reference_is_computed_once_per_key():
     cache.release("t")
     cache.get(("t", 1), lambda: calls.append(1) or "y")
     assert len(calls) == 2
+
+
+def test_few_rounds_need_more_than_noise():
+    """Two rounds on a loaded host: a 40 % burst in one renewal is not a finding, work larger than the whole
+    renewal still is."""
+    log, series = _honest(2, cand_ms=0.1, eager_ms=3.0, work_ms=0.4 * RENEW)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", None, CFG)
+    assert got.findings == [], got.findings
+    log, series = _honest(2, cand_ms=0.1, eager_ms=3.0, work_ms=3 * RENEW)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", None, CFG)
+    assert any("work outside the timed call" in f for f in got.findings), got.findings
