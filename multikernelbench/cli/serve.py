@@ -1,0 +1,87 @@
+"""``mkb serve``: the evaluation service (HTTP) over the engine, for reward loops; see multikernelbench/serve."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+from multikernelbench.cli._common import add_engine_options, engine_config
+from multikernelbench.cli._usage import UsageError, check_backend
+
+TOKEN_ENV = "MKB_SERVE_TOKEN"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("serve", help="HTTP evaluation service (POST /jobs, GET /jobs/ID) over the engine")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8088)
+    p.add_argument("--token", default=None,
+                   help=f"bearer token clients must send (or {TOKEN_ENV}); required off loopback")
+    p.add_argument("--allow-code-execution", action="store_true",
+                   help="required (or MKB_ALLOW_CODE_EXECUTION=1): submissions are untrusted code")
+    p.add_argument("--max-pending", type=int, default=256, help="unfinished jobs per client")
+    p.add_argument("--max-items", type=int, default=64, help="submissions per request")
+    p.add_argument("--max-body-kb", type=int, default=2048, help="request body size limit")
+    p.add_argument("--batch-size", type=int, default=64, help="queued candidates handed to the engine at once")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="evaluate on a Ray cluster (as `mkb eval --ray`)")
+    add_engine_options(p)
+    p.set_defaults(func=run)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args) -> int:
+    from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in
+
+    check_backend(args.backend)
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if not token and not is_loopback(args.host):
+        raise UsageError(f"refusing to listen on {args.host} without a token: pass --token or set {TOKEN_ENV}")
+    config = engine_config(args, args.allow_code_execution)
+    config.ray_address = args.ray
+    try:
+        check_opt_in(config)
+    except CodeExecutionNotAllowed as exc:
+        print(f"mkb serve: {exc}", file=sys.stderr)
+        return 3
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise UsageError('the service needs FastAPI and uvicorn: pip install "multikernelbench[serve]"') from None
+    if config.ray_address:
+        from multikernelbench.cluster import RayNotInstalled, require_ray
+
+        try:
+            require_ray()
+        except RayNotInstalled as exc:
+            raise UsageError(str(exc)) from None
+    from multikernelbench.serve.app import create_app
+    from multikernelbench.serve.jobs import EvalService, ServiceConfig
+    from multikernelbench.tasks import load_suite
+
+    tasks = {t.id: t for t in load_suite()}
+    if args.task_ids or args.category:
+        tasks = {k: t for k, t in tasks.items()
+                 if (not args.task_ids or k in args.task_ids) and (not args.category or t.category in args.category)}
+    service = EvalService(ServiceConfig(engine=config, db=Path(args.db), token=token,
+                                        max_pending_per_client=args.max_pending, max_items_per_request=args.max_items,
+                                        max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size), tasks)
+    print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
+          f"http://{args.host}:{args.port} ({'token required' if token else 'no token: loopback only'})",
+          file=sys.stderr)
+    try:
+        uvicorn.run(create_app(service), host=args.host, port=args.port, log_level="warning")
+    finally:
+        service.close()
+    return 0
