@@ -151,3 +151,25 @@ def test_few_rounds_need_more_than_noise():
     log, series = _honest(2, cand_ms=0.1, eager_ms=3.0, work_ms=3 * RENEW)
     got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", None, CFG)
     assert any("work outside the timed call" in f for f in got.findings), got.findings
+
+
+def test_fewer_calls_per_sample_than_the_reference_is_not_work():
+    """CUDA graphs: K calls per sample, chosen per callable. A fixed 0.3 ms per sample (sync, flush, round
+    trip) spread over K=10 candidate calls against K=100 reference calls looks like 0.027 ms per call more."""
+    ev: list[tuple] = []
+    series = {"candidate": [], "eager": []}
+    for _ in range(20):
+        for fn, k, ms in (("candidate", 10, 0.1), ("eager", 100, 0.01)):
+            ev.append(("ask_k", fn, k))
+            ev.append(("wait", 0.3 + 0.02 * k + ms * k))
+            series[fn].append(ms)
+    clock, log = _Clock(), AskLog()
+    for e in ev:
+        if e[0] == "ask_k":
+            log.asks.append(Ask(e[1], e[2], Phase.SAMPLE, clock.t))
+        else:
+            clock.advance(e[1])
+    log.end = clock.t + 1e-4
+    clean = CleanBaseline(per_call_ms=0.023, noise_ms=0.01, samples=20, calls=100)
+    got = audit(log, series, {"candidate": 10, "eager": 100}, FNS, "candidate", "eager", clean, CFG)
+    assert got.findings == [], got.findings

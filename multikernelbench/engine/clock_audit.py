@@ -118,6 +118,7 @@ class CleanBaseline:
     per_call_ms: float
     noise_ms: float  # robust standard deviation of one interval's unexplained time
     samples: int
+    calls: int = 1  # calls per sample there (a sample's fixed overhead is spread over them)
 
     @classmethod
     def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
@@ -128,7 +129,8 @@ class CleanBaseline:
         unexplained = [iv.unexplained_ms for iv in intervals]
         mid = statistics.median(unexplained)
         mad = statistics.median(abs(u - mid) for u in unexplained)
-        return cls(per_call_ms=med, noise_ms=1.4826 * mad, samples=len(intervals))
+        return cls(per_call_ms=med, noise_ms=1.4826 * mad, samples=len(intervals),
+                   calls=max(1, int(statistics.median(iv.calls for iv in intervals))))
 
 
 @dataclass
@@ -222,10 +224,14 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     paired = [r for r in rounds.values() if candidate in r and reference in r]
     if paired:
         diff = statistics.median(r[candidate].per_call_ms - r[reference].per_call_ms for r in paired)
-        ref_renewal = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired) * k_cand
+        ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
         result.outside_ms = diff
         slack = cfg.within_slack if len(paired) >= cfg.min_rounds else 1.0
-        if diff * k_cand > max(threshold, slack * ref_renewal):
+        # Per call, a sample's fixed overhead (the device sync and cache flush before it, the request's round
+        # trip) weighs more on a callable with fewer calls per sample (K): allow for the reference's K.
+        k_ref = calls.get(reference, 1)
+        allowance = ref_per_call * max(0, k_ref - k_cand)
+        if diff * k_cand > max(threshold, slack * ref_per_call * k_cand) + allowance:
             result.findings.append(
                 f"~{diff:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
                 f"samples leave {diff * k_cand:.3f} ms more unexplained than the reference's in the same worker, "
@@ -235,7 +241,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     if clean is not None:
         excess = []
         for r in rounds.values():
-            expected = sum(iv.calls * clean.per_call_ms for iv in r.values())
+            expected = sum(max(iv.calls, clean.calls) * clean.per_call_ms for iv in r.values())
             got = sum(iv.unexplained_ms for iv in r.values())
             excess.append((got - expected, expected, len(r)))
         if excess:
