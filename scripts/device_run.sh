@@ -2,7 +2,7 @@
 # Device-session driver: runs the named steps on the GPU machine, logs everything under $OUT/run/, and
 # packs it into $OUT/run.tar.gz (the device tool returns at most 8 files); nothing is written into the
 # checkout (results worth keeping are copied into benchmarks/<claim>/ by hand). Steps: peaks fidelity compile nvsplit
-# eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
+# sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
 # (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
@@ -76,6 +76,13 @@ for l in open(sys.argv[1]):
           f"su={f(r.get('speedup'))} suc={f(r.get('speedup_compile'))} rf={f(r.get('roofline_fraction'))} {r.get('message','')[:150]}")
 PY
       tail -5 $R/eval_$b.err ;;
+    sandbox) # issue #26: sandbox level, start-up cost per worker, and the gpu-marked sandbox tests (shipped cuda/triton/
+      # pallas solutions with the compile baseline under the sandbox; native attacks from a cuda worker)
+      mkb backends > $R/sandbox_backends.txt 2>&1; tail -1 $R/sandbox_backends.txt
+      timeout 120 python3 scripts/sandbox_startup_bench.py --rounds 50 --workers 10 --out $R/sandbox_startup_h200.json > $R/sandbox_startup.log 2>&1
+      grep -E '"(sandbox|added_p50_ms|p50)"' $R/sandbox_startup.log | tr -d '\n'; echo
+      timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_sandbox_kernel.py > $R/sandbox_gputests.log 2>&1
+      grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|^(cuda|triton|pallas) " $R/sandbox_gputests.log | cut -c1-300; tail -2 $R/sandbox_gputests.log ;;
     smoke) mkdir -p /tmp/smoke && cp solutions/cuda/activation.relu.py solutions/cuda/matmul.square.py solutions/cuda/wrong/memo_by_content_matmul.py \
         solutions/cuda/wrong/relu_skips_tail.py /tmp/smoke/; mkdir -p /tmp/smoke/matmul.square
       cp tests/data/honest_twins/cuda/matmul.square.py /tmp/smoke/matmul.square/honest_twin.py
