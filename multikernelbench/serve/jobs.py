@@ -104,6 +104,13 @@ class EvalService:
         self.backend = get_backend(eng.backend, threads=eng.threads, **eng.backend_options)
         avail = self.backend.availability()
         self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"
+        if eng.ray_address:  # connect once: each batch's RayRunner then reuses the connection
+            from multikernelbench.cluster import require_ray
+
+            ray = require_ray()
+            if not ray.is_initialized():
+                address = None if eng.ray_address == "local" else eng.ray_address
+                ray.init(address=address, log_to_driver=False)
         self.metrics = Metrics()
         self.lock = threading.Condition()
         self.jobs: dict[str, Job] = {}
