@@ -9,7 +9,9 @@ header for the g++ half, no nvcc dependency pass). ``CudaBackend(fast_build=Fals
 which ``scripts/compile_time_bench.py`` uses as the comparison.
 
 Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
-``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``cache_dir`` (default:
+``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``light_headers``
+(default True: the ``.cu`` with ``<torch/extension.h>`` read as ``<torch/types.h>`` where that keeps its meaning,
+stock otherwise; see backends/light_headers.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
@@ -102,9 +104,14 @@ class CudaBackend(Backend):
                 return Availability(False, "ninja not found (torch's extension loader needs it)")
         return Availability(True)
 
+    #: Cores one build keeps busy before any is measured (nvcc's host and device halves side by side, g++
+    #: beside them); the engine's build gate (engine/build_gate.py) replaces it with measured CPU use.
+    build_cores_estimate = 2.0
+
     def default_compile_workers(self) -> int:
-        """A CUDA build keeps ~2 cores busy (nvcc's host and device halves side by side, g++ beside them)."""
-        return max(1, super().default_compile_workers() // 2)
+        """The build pool's size: one thread per core; how many of them build at once is the build gate's
+        choice, from measured CPU use per build (engine/build_gate.py)."""
+        return super().default_compile_workers()
 
     def prepare_builds(self, build_root: Path):
         """Start the trusted PCH warmer for the shared extension cache (background; builds never wait)."""
@@ -113,8 +120,15 @@ class CudaBackend(Backend):
         from multikernelbench.backends.cuda_build import PchWarmer
 
         some_build = Path(build_root) / self.name / "_"
+        if self.options.get("light_headers", True):
+            from multikernelbench.backends.cuda_build import light_root_of
+
+            # Made now, before any worker starts: a sandbox rule needs the folder to exist, and the analyses
+            # the warmer writes into it later must be readable by builds already running.
+            (light_root_of(self._pch_root(some_build)) / "analysis").mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
-        return PchWarmer(self._pch_root(some_build), env, with_cuda=True)
+        return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
+                         light=self.options.get("light_headers", True))
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""
@@ -130,7 +144,9 @@ class CudaBackend(Backend):
         return Path(build_dir) / "ext"
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
-        return [str(self._pch_root(build_dir))]
+        from multikernelbench.backends.cuda_build import light_root_of
+
+        return [str(self._pch_root(build_dir)), str(light_root_of(self._pch_root(build_dir)))]
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)
@@ -153,9 +169,12 @@ class CudaBackend(Backend):
         pch_root = os.environ.get("MKB_PCH_ROOT") or str(self._pch_root(build_dir))
         builder = getattr(self, "_builder", None)
         if builder is None:
+            from multikernelbench.backends.cuda_build import light_root_of
+
             builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
                                            split_nvcc=self.options.get("split_nvcc", True),
-                                           pch_root=pch_root)
+                                           pch_root=pch_root, light_headers=self.options.get("light_headers", True),
+                                           light_shared=light_root_of(pch_root) / "analysis")
             builder.install()
             self._builder = builder
 

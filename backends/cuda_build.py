@@ -18,6 +18,11 @@ module exactly as stock, and change only how the build is carried out:
 * **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.nvcc_split` runs stock
   nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
   other; anything it does not recognise runs plain nvcc.
+* **A light header path for the ``.cu``.** :mod:`multikernelbench.backends.nvcc_light` compiles it with
+  ``<torch/extension.h>`` read as ``<torch/types.h>`` (which load_inline puts first in every ``cuda.cu``
+  anyway) unless :mod:`multikernelbench.backends.light_headers` finds a way the meaning could differ, and
+  with the stock header, in the same build, when that compile fails. ``main.cpp`` (the bindings) is never
+  touched, so the module's functions are those of the stock build.
 * **No nvcc dependency pass.** ``TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES=1`` (set through the
   backend's worker environment) drops nvcc's ``-MD`` pre-pass; dependency tracking is useless for a
   one-shot build in a fresh, content-keyed directory.
@@ -46,7 +51,7 @@ from typing import Any
 
 from multikernelbench.util.filelock import file_lock
 
-RECIPE_VERSION = "mkb-cuda-build-2"
+RECIPE_VERSION = "mkb-cuda-build-3"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 _PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
 
@@ -58,6 +63,23 @@ def _ninja_vars(text: str) -> dict[str, str]:
         if m:
             out[m.group(1)] = m.group(2)
     return out
+
+
+def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None) -> bool:
+    """Point build.ninja's ``nvcc`` (whatever it is by now: nvcc, or the split driver around it) at
+    :mod:`multikernelbench.backends.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
+    ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge."""
+    text = ninja.read_text()
+    m = re.search(r"^nvcc = (.+)$", text, flags=re.M)
+    if not m or "nvcc_light.py" in m.group(1):
+        return False
+    words = shlex.split(m.group(1))
+    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_light.py")),
+                         "--shim", str(light_root / "include"), "--cache", str(light_root / "analysis"),
+                         "--report", str(report), "--nvcc-words", str(len(words))]
+                        + (["--shared", str(shared)] if shared else []) + ["--"])
+    ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
+    return True
 
 
 def split_nvcc_in_ninja(ninja: Path) -> bool:
@@ -77,14 +99,23 @@ def split_nvcc_in_ninja(ninja: Path) -> bool:
 class FastExtensionBuilder:
     """Installs the wrappers (see module docstring). Call :meth:`install` once per worker process."""
 
+    #: Where the nvcc_light driver writes which header path each ``.cu`` took (one JSON line per compile).
+    HEADER_REPORT = "mkb_cuda_headers.jsonl"
+
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
-                 split_nvcc: bool = True, pch_root: Path | str | None = None) -> None:
+                 split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
+                 light_shared: Path | str | None = None) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
         self.pch = pch
         self.cache = cache
         self.split_nvcc = split_nvcc
+        #: Compile each ``.cu`` with the light header path first (backends/light_headers.py), stock on failure.
+        self.light_headers = light_headers
+        self.light_root = self.cache_root / "light"
+        #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
+        self.light_shared = Path(light_shared) if light_shared else None
         self.log: list[dict[str, Any]] = []  # what each load did (hit/miss, seconds, pch used)
         self._installed = False
 
@@ -96,7 +127,7 @@ class FastExtensionBuilder:
         material["_env"] = {
             "torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.version_info[:2],
             "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""), "recipe": RECIPE_VERSION,
-            "cxx": os.environ.get("CXX", ""),
+            "cxx": os.environ.get("CXX", ""), "light_headers": self.light_headers,
         }
         blob = json.dumps(material, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:24]
@@ -133,12 +164,16 @@ class FastExtensionBuilder:
                 params["build_directory"] = str(build_dir)
                 module = orig_load_inline(**params)
                 done.write_text(name)
-            builder.log.append({"name": name, "key": key, "hit": False, "seconds": time.perf_counter() - t0})
+            builder.log.append({"name": name, "key": key, "hit": False, "seconds": time.perf_counter() - t0,
+                                "headers": builder.header_paths(build_dir)})
             return module
 
         def run_ninja_build(build_directory, verbose, error_prefix):
             if builder.split_nvcc:
                 split_nvcc_in_ninja(Path(build_directory) / "build.ninja")
+            if builder.light_headers:
+                light_headers_in_ninja(Path(build_directory) / "build.ninja", builder.light_root,
+                                       Path(build_directory) / builder.HEADER_REPORT, builder.light_shared)
             if builder.pch:
                 try:
                     builder._add_pch(Path(build_directory))
@@ -150,6 +185,21 @@ class FastExtensionBuilder:
         ce.load_inline = load_inline
         ce._run_ninja_build = run_ninja_build
         self._installed = True
+
+    @classmethod
+    def header_paths(cls, build_dir: Path) -> list[dict[str, Any]]:
+        """What the nvcc_light driver reported for each ``.cu`` of ``build_dir`` ("light" or "stock" and why)."""
+        try:
+            lines = (Path(build_dir) / cls.HEADER_REPORT).read_text().splitlines()
+        except OSError:
+            return []
+        rows = []
+        for line in lines:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue
+        return rows
 
     # ---- precompiled header ---------------------------------------------------------------------------
     def _pch_paths(self, text: str) -> tuple[str, list[str], str, Path, Path]:
@@ -239,7 +289,8 @@ def _probe_dir_prefix(pid: int) -> str:
     return f"mkb-pch-{pid}-"
 
 
-def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None) -> None:
+def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None,
+                        cuda_flags: bool = False) -> None:
     """For each ``extra_cflags`` variant, run torch's ``load_inline`` of an empty extension until it has written
     build.ninja, call ``visit(variant, build_dir)`` and stop before any build: how the warmer and the probe
     learn each set's exact compiler flags. ``on_error(variant, exc)`` takes what the loader raises; without it
@@ -259,9 +310,10 @@ def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, 
             current.append(tuple(extra))
             with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
                 kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
+                kw["extra_cuda_cflags" if cuda_flags else "extra_cflags"] = list(extra)
                 try:
-                    ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", extra_cflags=list(extra),
-                                   build_directory=tmp, verbose=False, **kw)
+                    ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", build_directory=tmp, verbose=False,
+                                   **kw)
                 except _WarmOnly:
                     pass
                 except Exception as exc:  # noqa: BLE001 - the caller's on_error decides
@@ -284,6 +336,36 @@ def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_
                         lambda extra, build_dir: report.append(builder.build_pch_from(build_dir, wait=wait)),
                         lambda extra, exc: report.append({"variant": list(extra), "state": "error",
                                                           "error": repr(exc)[:500]}))
+    return report
+
+
+def light_root_of(pch_root: Path | str) -> Path:
+    """Where the warmer puts the light-header analyses: beside the PCH folder (shared, read-only to builds)."""
+    return Path(pch_root).parent / "light"
+
+
+def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[dict[str, Any]]:
+    """Trusted side: the light-header analysis (backends/light_headers.py) for the nvcc flags torch's loader
+    uses with each ``extra_cuda_cflags`` variant, so that builds with those flags only read it. A build with
+    other flags makes its own, in its own folder."""
+    from multikernelbench.backends import nvcc_light
+
+    light_root = Path(light_root)
+    report: list[dict[str, Any]] = []
+
+    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
+        v = _ninja_vars((build_dir / "build.ninja").read_text())
+        cmd = shlex.split(v.get("nvcc", "nvcc"))
+        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
+        t0 = time.perf_counter()
+        nvcc_light.write_shim(light_root / "include")
+        d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
+        report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
+                       "macros": len(d.macros), "files": d.full_only_files})
+
+    _each_variant_ninja(variants, True, visit,
+                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
+                                                          "error": repr(exc)[:500]}), cuda_flags=True)
     return report
 
 
@@ -332,10 +414,11 @@ class PchWarmer:
 
     def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
                  variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
-                 wait: bool = False) -> None:
+                 wait: bool = False, light: bool = False) -> None:
         """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
         with timing); False for a caller that waits for it. ``wait``: if another process is making one of
-        the headers, wait for it instead of skipping it."""
+        the headers, wait for it instead of skipping it. ``light``: first make the light-header analyses
+        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.pch_root),
@@ -344,6 +427,8 @@ class PchWarmer:
             cmd.append("--cpu")
         if wait:
             cmd.append("--wait")
+        if light and with_cuda:
+            cmd.append("--light")
         with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
             self.log_path = Path(log.name)  # one per warmer: several may start in one process
             self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
@@ -368,7 +453,8 @@ class PchWarmer:
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
             self.proc.wait()
-        for tmp in self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"):
+        for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
+                    *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp")]:
             tmp.unlink(missing_ok=True)
         for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -389,6 +475,9 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
     ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
     ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
     ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
+    ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
     a = ap.parse_args()
     variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
+    if a.light:
+        print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), variants)}), flush=True)
     print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)

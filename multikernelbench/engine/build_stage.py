@@ -16,6 +16,7 @@ from pathlib import Path
 
 from multikernelbench.anticheat.static import check_task_candidate
 from multikernelbench.backends.base import Backend
+from multikernelbench.engine.build_gate import BuildGate, BuildSample, process_cpu_seconds
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_stage import worker_limits
@@ -57,6 +58,18 @@ class BuildOutcome:
 class BuildStage:
     def __init__(self, backend: Backend, config: EngineConfig, trace: Trace, zygote=None) -> None:
         self.backend, self.config, self.trace, self.zygote = backend, config, trace, zygote
+        self._gate: BuildGate | None = None
+
+    @property
+    def gate(self) -> BuildGate | None:
+        """Builds at once from their measured CPU use (engine/build_gate.py); None when the user fixed the
+        number (``compile_workers``)."""
+        if self._gate is None and not self.config.compile_workers:
+            from multikernelbench.util.procs import usable_cores
+
+            self._gate = BuildGate(usable_cores(), float(getattr(self.backend, "build_cores_estimate", 1.0)),
+                                   Path(self.config.build_root) / self.backend.name)
+        return self._gate
 
     def build_dir(self, cand: Candidate) -> Path:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
@@ -76,7 +89,11 @@ class BuildStage:
             if seconds is not None:  # build cache keyed by code hash
                 result.compile_time_s = seconds
                 return BuildOutcome(True, result, cached=True)
-            return self._build(task, cand, build_dir, result)
+            gate = self.gate
+            if gate is None:
+                return self._build(task, cand, build_dir, result)
+            with gate:
+                return self._build(task, cand, build_dir, result)
 
     def _build(self, task: Task, cand: Candidate, build_dir: Path, result: EvalResult) -> BuildOutcome:
         ac = self.config.anticheat
@@ -85,6 +102,7 @@ class BuildStage:
         self.trace(who, "build start")
         ok = True
         session = None
+        cpu_s = None
         try:
             setup = Setup(backend=self.backend.name, backend_options=self.backend.options, build_dir=str(build_dir),
                           threads=1, runtime_checks=ac.runtime_checks,
@@ -105,10 +123,14 @@ class BuildStage:
         finally:
             if session is not None:
                 result.stdout = session.stdout()
+                if ok:  # the worker and every compiler it waited for, read before it goes
+                    cpu_s = process_cpu_seconds(session.worker.proc.pid)
                 session.close()
         result.compile_time_s = time.perf_counter() - t0
         self.trace(who, f"build end after {result.compile_time_s:.1f} s: "
                         f"{'ok' if ok else result.status.value}")
         if ok:
             write_marker(build_dir, result.compile_time_s)
+            if cpu_s is not None and self.gate is not None:
+                self.gate.add(BuildSample(cpu_s, result.compile_time_s))
         return BuildOutcome(ok, result)

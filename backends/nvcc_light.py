@@ -1,0 +1,177 @@
+"""nvcc front door for the light header path: ``<torch/extension.h>`` read as ``<torch/types.h>``, stock on failure.
+
+    python nvcc_light.py --shim DIR --cache DIR [--shared DIR] --report FILE --nvcc-words N -- NVCC_COMMAND... ARGS...
+
+(what :class:`~multikernelbench.backends.cuda_build.FastExtensionBuilder` writes into build.ninja's ``nvcc``
+variable; ``NVCC_COMMAND`` is nvcc itself or the :mod:`nvcc_split` driver around it).
+
+For one ``nvcc -c X.cu``:
+
+1. The header difference for exactly these flags (macro tables and namespace-scope names, see
+   :mod:`light_headers`) is read from ``--shared`` (made by the trusted PCH warmer for the common flag sets)
+   or ``--cache``, or made there once (two ``nvcc -E -dD`` runs of a four-line probe, under a lock; ~5-8 s
+   of CPU on the dev host).
+2. If the ``.cu`` has none of the hazards :func:`light_headers.light_hazards` looks for, it is compiled with
+   ``-I DIR`` appended (``DIR/torch/extension.h`` is :data:`light_headers.SHIM_TEXT`; ``-I`` directories are
+   searched before torch's ``-isystem`` ones, and after any ``-I`` the candidate passed, as stock would).
+3. If that compile fails, or a hazard was found, or anything in 1-2 goes wrong, the unchanged command runs:
+   the stock build, with stock's messages and exit status. The light attempt's messages are not shown.
+
+``--report`` receives one JSON line per compile: ``{"source", "path": "light"|"stock", "why", "light_s",
+"stock_s"}``. Anything this driver does not recognise (no ``-c``, not exactly one ``.cu``) runs unchanged.
+Standard library only (run as a script, like nvcc_split.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__:
+    from . import light_headers
+else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
+    import light_headers  # type: ignore[no-redef]
+
+_DROP_WITH_VALUE = ("-o", "-MF", "--output-file")
+
+
+def analysis_flags(args: list[str]) -> list[str]:
+    """The compile's flags without ``-c``, its source, output and dependency-file options and the extension's
+    name (which differs per build and does not change the headers)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in _DROP_WITH_VALUE:
+            skip = True
+            continue
+        if a in ("-c", "-MD", "-MMD") or a.endswith((".cu", ".cup")) or a.startswith("-DTORCH_EXTENSION_NAME="):
+            continue
+        out.append(a)
+    return out
+
+
+def _preprocess(cmd: list[str], flags: list[str], probe: Path, extra: list[str]) -> str:
+    res = subprocess.run([*cmd, *flags, *extra, "-E", "-Xcompiler", "-dD", str(probe)], capture_output=True,
+                         text=True, timeout=600)
+    if res.returncode != 0:
+        raise RuntimeError(f"preprocessing the probe failed ({res.returncode}): {res.stderr[-500:]}")
+    return res.stdout
+
+
+def analysis_key(cmd: list[str], flags: list[str]) -> str:
+    """Names one flag set's analysis: the compiler (its last word: nvcc, also under the split driver) and the
+    flags (:func:`analysis_flags`)."""
+    return hashlib.sha256(json.dumps([light_headers.ANALYSIS_VERSION, light_headers.SHIM_TEXT,
+                                      os.path.basename(cmd[-1]), flags]).encode()).hexdigest()[:20]
+
+
+def header_diff(cmd: list[str], flags: list[str], shim: Path, cache: Path,
+                shared: tuple[Path, ...] = ()) -> light_headers.HeaderDiff:
+    """The analysis for these flags: from a ``shared`` folder (made by the trusted warmer; read-only to a
+    build) if there, else from ``cache`` (made here once, under a lock, on first use)."""
+    key = analysis_key(cmd, flags)
+    for folder in shared:
+        try:
+            return light_headers.HeaderDiff.from_json((folder / f"{key}.json").read_text())
+        except (OSError, ValueError, TypeError):
+            continue
+    path = cache / f"{key}.json"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{key}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others wait and read it
+        try:
+            if path.exists():
+                return light_headers.HeaderDiff.from_json(path.read_text())
+            with tempfile.TemporaryDirectory(prefix="mkb-light-") as tmp:
+                probe = Path(tmp) / "probe.cu"
+                probe.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                                 "#include <torch/extension.h>\n")
+                full = _preprocess(cmd, flags, probe, [])
+                light = _preprocess(cmd, flags, probe, ["-I", str(shim)])
+            d = light_headers.diff(light, full)
+            tmp_path = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp_path.write_text(d.to_json())
+            os.replace(tmp_path, path)
+            return d
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def write_shim(shim: Path) -> None:
+    header = shim / "torch" / "extension.h"
+    if not header.exists() or header.read_text() != light_headers.SHIM_TEXT:
+        header.parent.mkdir(parents=True, exist_ok=True)
+        tmp = header.with_name(f"extension.h.{os.getpid()}.tmp")
+        tmp.write_text(light_headers.SHIM_TEXT)
+        os.replace(tmp, header)
+
+
+def _report(path: Path | None, row: dict) -> None:
+    if path is not None:
+        with open(path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    if "--" not in argv:
+        print(f"usage: python {__file__} --shim DIR --cache DIR [--report FILE] -- NVCC ARGS...", file=sys.stderr)
+        return 2
+    cut = argv.index("--")
+    ap = argparse.ArgumentParser(prog="nvcc_light.py")
+    ap.add_argument("--shim", type=Path, required=True)
+    ap.add_argument("--cache", type=Path, required=True, help="where this build may write its analysis")
+    ap.add_argument("--shared", type=Path, action="append", default=[],
+                    help="read-only folders with analyses made by the trusted warmer (looked at first)")
+    ap.add_argument("--report", type=Path, default=None)
+    ap.add_argument("--nvcc-words", type=int, default=1,
+                    help="how many leading words of the command are the compiler (3 for nvcc_split: python, script, nvcc)")
+    a = ap.parse_args(argv[:cut])
+    command = argv[cut + 1:]
+    cmd, args = command[:a.nvcc_words], command[a.nvcc_words:]
+    stock = lambda: subprocess.run(command).returncode  # noqa: E731 - the unchanged build
+    sources = [x for x in args if x.endswith((".cu", ".cup")) and not x.startswith("-")]
+    if "-c" not in args or len(sources) != 1:
+        return stock()
+    row: dict = {"source": sources[0], "path": "stock", "why": []}
+    t0 = time.perf_counter()
+    try:
+        write_shim(a.shim)
+        d = header_diff(cmd, analysis_flags(args), a.shim, a.cache, tuple(a.shared))
+        row["why"] = light_headers.light_hazards(Path(sources[0]).read_text(errors="replace"), d)
+    except Exception as exc:  # noqa: BLE001 - any surprise means the stock build, never a failed one
+        row["why"] = [f"analysis failed: {exc!r}"[:300]]
+    row["analysis_s"] = round(time.perf_counter() - t0, 3)
+    if not row["why"]:
+        t0 = time.perf_counter()
+        light = subprocess.run([*command, "-I", str(a.shim)], capture_output=True)
+        row["light_s"] = round(time.perf_counter() - t0, 3)
+        if light.returncode == 0:
+            sys.stdout.buffer.write(light.stdout)
+            sys.stderr.buffer.write(light.stderr)
+            row["path"] = "light"
+            _report(a.report, row)
+            return 0
+        err = light.stderr.decode(errors="replace") + light.stdout.decode(errors="replace")
+        first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[-200:])
+        row["why"] = [f"light compile failed: {first.strip()[:300]}"]
+    t0 = time.perf_counter()
+    rc = stock()
+    row["stock_s"] = round(time.perf_counter() - t0, 3)
+    row["rc"] = rc
+    _report(a.report, row)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

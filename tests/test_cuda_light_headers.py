@@ -1,0 +1,222 @@
+"""The light header path for a candidate's ``.cu`` (backends/light_headers.py, backends/nvcc_light.py).
+
+Two kinds of test. Fast ones on the hazard checks (synthetic header differences, no compiler). And, where nvcc
+is installed (CPU only: objects are compiled, never run), real compiles of a shipped solution through the
+driver, sharing one module fixture to keep the CPU cost to three nvcc runs plus the analysis:
+
+* the shipped solution takes the light path;
+* the same solution plus one line that needs the C++ frontend (``torch::nn``) fails light and is built by the
+  driver's stock fallback, in the same call, with stock's exit status;
+* the two objects define and reference the same symbols: the light build is the stock build's module (the
+  extra line is a ``static_assert``, which emits nothing). ``main.cpp`` (the bindings) is not touched by the
+  light path, so the extension's functions are those of the stock build.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.backends import light_headers as lh
+from multikernelbench.backends import nvcc_light
+from multikernelbench.backends.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja
+
+REPO = Path(__file__).resolve().parent.parent
+NVCC = shutil.which("nvcc")
+PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # what load_inline prepends
+
+
+def _diff(**names) -> lh.HeaderDiff:
+    macros = names.pop("macros", [])
+    spaces = names.pop("namespaces", {})
+    return lh.HeaderDiff(macros=macros, names={"": [], "torch": [], "at": [], "c10": [], **names},
+                         namespaces=spaces)
+
+
+# ---- the hazard checks (no compiler) -------------------------------------------------------------------
+RELU_LIKE = r"""
+#include <torch/extension.h>
+__global__ void k(const float* x, float* y, long n) { long i = threadIdx.x; if (i < n) y[i] = x[i]; }
+torch::Tensor f(torch::Tensor x) {
+    TORCH_CHECK(x.is_cuda(), "cuda");  // py:: in a comment does not count
+    auto y = torch::empty_like(x);
+    float* py = y.data_ptr<float>();   // a local named like pybind's alias shadows it in both builds
+    k<<<1, 32>>>(x.data_ptr<float>(), py, x.numel());
+    const char* s = "using namespace torch;";
+    return y;
+}
+"""
+
+
+def test_plain_host_code_may_go_light():
+    d = _diff(**{"": ["py", "PyObject"], "torch": ["save", "nn"]}, namespaces={"torch": ["nn"]})
+    assert lh.light_hazards(PRELUDE + RELU_LIKE, d) == []
+
+
+@pytest.mark.parametrize("extra, expect", [
+    ("#include <pybind11/pybind11.h>\nnamespace py = pybind11;", "Python/pybind11"),
+    ("PyObject* g() { return nullptr; }", "Python/pybind11"),
+    ("using namespace torch;", "unqualified lookup"),
+    ("namespace T = torch;", "unqualified lookup"),
+    ("void g(torch::Tensor t) { torch::save(t, \"x.pt\"); }", "torch::save"),
+    ("#ifdef HAVE_FANCY\nint fancy = 1;\n#endif", "HAVE_FANCY"),
+    ("int clash = 1;", "clash"),  # a namespace-scope declaration named like a global of the full set
+])
+def test_hazards_send_the_cu_to_stock(extra, expect):
+    d = _diff(**{"": ["clash", "py"], "torch": ["save", "nn"]}, namespaces={"torch": ["nn"]},
+              macros=["HAVE_FANCY"])
+    why = lh.light_hazards(PRELUDE + RELU_LIKE + extra, d)
+    assert why and expect in " ".join(why), why
+
+
+def test_sub_namespace_use_is_left_to_the_compiler():
+    """``torch::nn::X`` is an entity of a namespace only the full set has: the light compile fails on it and the
+    driver falls back (tested with nvcc below); it is not a silent hazard."""
+    d = _diff(torch=["nn"], namespaces={"torch": ["nn"]})
+    assert lh.light_hazards(PRELUDE + "static_assert(sizeof(torch::nn::LinearOptions) > 0, \"\");", d) == []
+
+
+def test_scope_scan_finds_new_names_per_namespace():
+    pp = "\n".join([
+        '# 1 "light.h"', "namespace at { class Tensor; int known(int); }", "namespace torch { using namespace at; }",
+        '# 1 "full.h"', "namespace torch {", "using at::known;", "void save(const at::Tensor& t);",
+        "struct Holder { int inner(); };", "namespace nn { int deep(); }", "int known(double);", "}",
+        "namespace c10::cuda { int dev(); }", 'extern "C" { int PyThing(void); }', "static int helper = 3;",
+        "int f() { int local = 1; return local; }"])
+    names = lh.namespace_scope_names(pp, {"full.h"}, also={"light.h"})
+    assert set(names["torch"]) == {"save", "Holder", "nn", "known"}, names["torch"]
+    assert names["torch"]["nn"] == "namespace" and "inner" not in names["torch"] and "deep" not in names["torch"]
+    assert {"c10", "PyThing", "helper", "f"} <= set(names[""]) and "local" not in names[""] and "dev" not in names[""]
+    assert "known" in names["at@also"] and "Tensor" in names["at@also"]
+
+
+def test_diff_keeps_only_what_the_light_set_lacks():
+    light = '# 1 "a.h"\n#define A 1\nnamespace at { int known(int); }\n'
+    full = light + '# 1 "b.h"\n#define B 2\n#define A 1\nnamespace at { int known(double); int fresh(); }\n'
+    d = lh.diff(light, full)
+    assert d.macros == ["B"] and d.names["at"] == ["fresh"] and d.full_only_files == 1
+
+
+def test_strip_comments_and_strings():
+    code = lh.strip_comments_and_strings('a /* py:: */ b // PyObject\nc "using namespace torch;" R"x(py::)x" d')
+    assert "py" not in code and "torch" not in code and code.split() == ["a", "b", "c", '""', '""', "d"]
+
+
+def test_ninja_nvcc_gets_the_light_driver_around_the_split_one(tmp_path):
+    ninja = tmp_path / "build.ninja"
+    ninja.write_text("ninja_required_version = 1.3\nnvcc = /usr/local/cuda/bin/nvcc\ncuda_cflags = -O3\n")
+    assert split_nvcc_in_ninja(ninja)
+    assert light_headers_in_ninja(ninja, tmp_path / "light", tmp_path / "report.jsonl", tmp_path / "shared")
+    line = next(ln for ln in ninja.read_text().splitlines() if ln.startswith("nvcc = "))
+    words = line.split()
+    assert words[3].endswith("nvcc_light.py") and "--" in words
+    after = words[words.index("--") + 1:]
+    assert after[1].endswith("nvcc_split.py") and after[2] == "/usr/local/cuda/bin/nvcc"
+    assert words[words.index("--nvcc-words") + 1] == "3" and words[words.index("--shared") + 1].endswith("shared")
+    assert not light_headers_in_ninja(ninja, tmp_path / "light", tmp_path / "report.jsonl")  # once only
+
+
+def test_analysis_flags_drop_what_differs_per_build():
+    args = ["-DTORCH_EXTENSION_NAME=x_v3", "-I/inc", "-c", "/b/cuda.cu", "-o", "/b/cuda.cuda.o", "-MD", "-MF",
+            "/b/d", "-O3"]
+    assert nvcc_light.analysis_flags(args) == ["-I/inc", "-O3"]
+
+
+# ---- real compiles (nvcc, no GPU) ---------------------------------------------------------------------------
+def _flags(stub: Path) -> list[str]:
+    import torch.utils.cpp_extension as ce
+
+    std = "-std=c++20" if "-std=c++20" in inspect.getsource(ce._write_ninja_file_to_build_library) else "-std=c++17"
+    flags = ["-DTORCH_EXTENSION_NAME=mkb_light_test", "-DTORCH_API_INCLUDE_EXTENSION_H", f"-I{stub}"]
+    for d in ce.include_paths() + [sysconfig.get_paths()["include"]]:
+        flags += ["-isystem", d]
+    return flags + list(ce.COMMON_NVCC_FLAGS) + ["-gencode=arch=compute_90,code=sm_90", "--compiler-options",
+                                                 "-fPIC", std, "-O3"]
+
+
+def _cuda_sources(path: Path) -> str:
+    text = path.read_text()
+    return re.search(r'cuda_src = r"""(.*?)"""', text, re.S).group(1)
+
+
+def _symbols(obj: Path) -> tuple[set[str], set[str]]:
+    out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    norm = lambda n: re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", n)  # noqa: E731 - per-run temp name
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and "_GLOBAL__N_" not in parts[-1]:  # the anonymous-namespace id differs per run
+            (undefined if len(parts) == 2 else defined).add(norm(parts[-1]))
+    return defined, undefined
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    if NVCC is None:
+        pytest.skip("nvcc not installed")
+    work = tmp_path_factory.mktemp("light")
+    stub = work / "stub"
+    import torch.utils.cpp_extension as ce
+
+    if not any(Path(d, "c10/cuda/impl/cuda_cmake_macros.h").exists() for d in ce.include_paths()):
+        (stub / "c10/cuda/impl").mkdir(parents=True)  # the CPU build of torch lacks this config header
+        (stub / "c10/cuda/impl/cuda_cmake_macros.h").write_text("#pragma once\n")
+    src = _cuda_sources(REPO / "solutions" / "cuda" / "activation.relu.py")
+    files = {"light": PRELUDE + src,
+             # Needs the C++ frontend: the light compile fails, the driver builds it stock. Emits no code.
+             "fallback": PRELUDE + src + "\nstatic_assert(sizeof(torch::nn::LinearOptions) > 0, \"frontend\");\n"}
+    out = {}
+    for name, text in files.items():
+        cu = work / f"{name}.cu"
+        cu.write_text(text)
+        report = work / f"{name}.jsonl"
+        res = subprocess.run([sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache",
+                              str(work / "analysis"), "--report", str(report), "--", NVCC, *_flags(stub),
+                              "-c", str(cu), "-o", str(work / f"{name}.o")],
+                             capture_output=True, text=True, timeout=900)
+        out[name] = (res, json.loads(report.read_text().splitlines()[-1]), work / f"{name}.o")
+    return out
+
+
+def test_shipped_solution_takes_the_light_path(compiled):
+    res, row, obj = compiled["light"]
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert row["path"] == "light" and row["why"] == [] and obj.exists(), row
+
+
+def test_cu_needing_the_frontend_falls_back_to_stock_in_the_same_call(compiled):
+    res, row, obj = compiled["fallback"]
+    assert res.returncode == 0 and obj.exists(), res.stderr[-2000:]
+    assert row["path"] == "stock" and "light compile failed" in row["why"][0], row
+    assert "error" not in res.stderr.lower()  # the failed light attempt's messages are not shown
+
+
+def test_light_and_stock_objects_define_and_reference_the_same_symbols(compiled):
+    light_def, light_undef = _symbols(compiled["light"][2])
+    stock_def, stock_undef = _symbols(compiled["fallback"][2])
+    assert any("relu_forward" in s for s in light_def)  # the function the bindings call
+    assert light_def == stock_def, (sorted(light_def ^ stock_def)[:20])
+    assert light_undef == stock_undef, (sorted(light_undef ^ stock_undef)[:20])
+
+
+def test_a_compile_error_is_stocks_error(tmp_path, compiled):
+    """A ``.cu`` that fails both ways ends with stock's messages and status (a missing header: both attempts
+    stop in the preprocessor, seconds each; the analysis is cached by now)."""
+    work = compiled["light"][2].parent
+    cu = tmp_path / "bad.cu"
+    cu.write_text(PRELUDE + "#include <mkb/no_such_header.h>\n")
+    report = tmp_path / "r.jsonl"
+    res = subprocess.run([sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache",
+                          str(work / "analysis"), "--report", str(report), "--", NVCC, *_flags(work / "stub"),
+                          "-c", str(cu), "-o", str(tmp_path / "bad.o")], capture_output=True, text=True, timeout=900)
+    row = json.loads(report.read_text().splitlines()[-1])
+    assert res.returncode != 0 and row["path"] == "stock" and row["rc"] == res.returncode
+    assert res.stderr.count("no_such_header") == 1 and not (tmp_path / "bad.o").exists()
