@@ -1,8 +1,9 @@
 """The backend interface: how a candidate's source becomes something callable on a device, and timed.
 
 The split matters for throughput and safety: ``compile`` runs in a CPU-only subprocess (many at once, away
-from the device), ``load``/``time`` run in the single device worker that owns the accelerator. Every method
-that touches candidate code is called only inside a spawned worker, never in the trusted parent.
+from the device), ``load``/``time`` run in a fresh device worker spawned for each candidate, which holds the
+accelerator only during its device turn. Every method that touches candidate code is called only inside a
+spawned worker, never in the trusted parent.
 """
 
 from __future__ import annotations

@@ -29,14 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-
-def default_out(name: str) -> Path:
-    """Where results go without ``--out``: ``$OUT/<name>`` on the device machine, else
-    ``~/.cache/multikernelbench/benchmarks/<name>``; never the source tree (``benchmarks/`` is updated by
-    hand)."""
-    if os.environ.get("OUT"):
-        return Path(os.environ["OUT"]) / name
-    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
+from multikernelbench.util.results_dir import default_out
 
 
 TRIVIAL = r'''

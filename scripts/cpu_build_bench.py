@@ -36,15 +36,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from multikernelbench.util.results_dir import default_out
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def default_out(name: str) -> Path:
-    """``$OUT/<name>`` on the device machine, else ``~/.cache/multikernelbench/benchmarks/<name>``; never the
-    source tree (``benchmarks/`` is updated by hand)."""
-    if os.environ.get("OUT"):
-        return Path(os.environ["OUT"]) / name
-    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
 
 
 def cflags_of(path: Path) -> tuple[str, ...] | None:

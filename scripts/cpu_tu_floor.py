@@ -36,7 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from cpu_build_bench import cflags_of, default_out, machine  # noqa: E402
+from cpu_build_bench import cflags_of, machine  # noqa: E402
+from multikernelbench.util.results_dir import default_out  # noqa: E402
 
 
 class _Captured(Exception):

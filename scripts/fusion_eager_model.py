@@ -9,7 +9,7 @@ from multikernelbench.tasks.module import exec_source
 from multikernelbench.tasks.record import torch_dtype
 
 from pathlib import Path
-HW = json.load(open(Path(__file__).resolve().parents[3] / 'multikernelbench/hardware/nvidia_h200.json'))
+HW = json.load(open(Path(__file__).resolve().parents[1] / 'multikernelbench/hardware/nvidia_h200.json'))
 BW = HW['copy_bandwidth_gbps'] * 1e9
 PEAK = {'float32': HW['fp32_matmul_tflops'] * 1e12, 'bfloat16': HW['bf16_matmul_tflops'] * 1e12}
 

@@ -1,7 +1,7 @@
 """Write the ``NO_HEADROOM`` note into every task file whose eager reference the H200 baseline found at >= 0.9
 of the roofline bound (scripts/suite_hygiene.py's list), with the measured fractions and the reason.
 
-    python benchmarks/baseline_cuda_h200/tools/mark_no_headroom.py HYGIENE.json
+    python scripts/mark_no_headroom.py HYGIENE.json
 
 One-off tool of issue #15, kept so the marks can be traced to the data. The note goes after the file's
 BENCH_SHAPE; it is left out of the task's content hash (multikernelbench/tasks/record.py), so baseline rows and

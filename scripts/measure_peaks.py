@@ -11,21 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
 
 import torch
 
-
-def default_out(name: str) -> Path:
-    """Where results go without ``--out``: ``$OUT/<name>`` on the device machine, else
-    ``~/.cache/multikernelbench/benchmarks/<name>``; never the source tree (``benchmarks/`` is updated by
-    hand)."""
-    if os.environ.get("OUT"):
-        return Path(os.environ["OUT"]) / name
-    return Path.home() / ".cache" / "multikernelbench" / "benchmarks" / name
+from multikernelbench.util.results_dir import default_out
 
 
 def _time(fn, reps: int = 20, warmup: int = 3) -> float:

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from multikernelbench.util.results_dir import default_out
+
 
 def build_requests(category: str, strategy: str, samples: int, backend: str = "cpu"):
     from multikernelbench.prompts import build_prompt
@@ -61,12 +63,6 @@ def measure(name: str, make_sampler, requests, params) -> dict:
             "completion_tokens_per_s": round(completion / gen_s, 1),
             "total_tokens_per_s": round((prompt + completion) / gen_s, 1),
             "requests_per_s": round(len(comps) / gen_s, 2)}
-
-
-def default_out() -> Path:
-    base = Path(os.environ["OUT"]) if os.environ.get("OUT") else \
-        Path.home() / ".cache" / "multikernelbench" / "benchmarks"
-    return base / "vllm_cpu_throughput.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print(" | ".join(cols))
     for r in results:
         print(" | ".join(str(r[c]) for c in cols))
-    out = args.out or default_out()
+    out = args.out or default_out("vllm_cpu_throughput.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"-> {out}")
