@@ -5,7 +5,7 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_warm tp_per_build (issue #28). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -102,6 +102,19 @@ PY
       python3 scripts/summarize_eval.py $R/cuda_full.jsonl | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
+    # Issue #28, one call (~9 min): tp_cold tp_warm tp_per_build, in that order. TP_N candidates (default 40) from an
+    # empty build cache, then the same candidates with every build cached (same --mkb-build-root), then five
+    # candidates built stock / builder / light (reusing tp_cold's PCH). Budgets: TP_COLD_S TP_WARM_S TP_PB_S.
+    tp_cold) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
+      timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-40} --budget-s $B \
+        --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_cold_h200.json > $R/tp_cold.log 2>&1; tail -6 $R/tp_cold.log ;;
+    tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
+      timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-40} --budget-s $B \
+        --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_warm_h200.json > $R/tp_warm.log 2>&1; tail -6 $R/tp_warm.log
+      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/build_profile.json 2>/dev/null ;;
+    tp_per_build) B=$(( $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for tp_per_build"; continue; }
+      timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --per-build --n 5 --budget-s $B \
+        --pch-root /tmp/mkb_tp_build/cuda/_ext_cache/pch --out $R/per_build_h200.json > $R/tp_per_build.log 2>&1; tail -12 $R/tp_per_build.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
       # Resumes from BASELINE_FROM (default: the committed rows; "none": start empty): done tasks are skipped.
       # Copy $R/baseline_cuda_h200.jsonl back by hand (and into the checkout, so the next call resumes it).
