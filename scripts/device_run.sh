@@ -80,7 +80,7 @@ PY
       # pallas solutions with the compile baseline under the sandbox; native attacks from a cuda worker)
       mkb backends > $R/sandbox_backends.txt 2>&1; tail -1 $R/sandbox_backends.txt
       timeout 120 python3 scripts/sandbox_startup_bench.py --rounds 50 --workers 10 --out $R/sandbox_startup_h200.json > $R/sandbox_startup.log 2>&1
-      grep -E '"(sandbox|added_p50_ms|p50)"' $R/sandbox_startup.log | tr -d '\n'; echo
+      grep -E '"(sandbox|added_cpu_p50_ms|added_wall_p50_ms|p50)"' $R/sandbox_startup.log | tr -d '\n'; echo
       timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_sandbox_kernel.py > $R/sandbox_gputests.log 2>&1
       grep -E "^(PASSED|FAILED|ERROR|SKIPPED)|^(cuda|triton|pallas) " $R/sandbox_gputests.log | cut -c1-300; tail -2 $R/sandbox_gputests.log ;;
     smoke) mkdir -p /tmp/smoke && cp solutions/cuda/activation.relu.py solutions/cuda/matmul.square.py solutions/cuda/wrong/memo_by_content_matmul.py \
