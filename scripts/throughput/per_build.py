@@ -9,7 +9,7 @@ fresh process with its own empty extension folder.
 
 The PCH and the light-header analyses are made first by the trusted warmer (``PchWarmer``, not timed; its
 seconds are reported), as a run of ``mkb eval`` does before its compile pool. Modes run one after the other;
-within a mode the candidates build side by side (``--n`` processes). Each build reports its wall seconds (the
+within a mode the candidates build side by side (``--n`` processes), light first and stock last. Each build reports its wall seconds (the
 candidate module's execution, ``import torch`` excluded), the CPU seconds of its compilers (``RUSAGE_CHILDREN``),
 which header path each ``.cu`` took, and the exported symbols of the ``.so`` it made: the three builds of one
 candidate must export the same ones (``same_exports``).
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .common import ENTRY, RESULT, kill_tree, log, percentile, rnd
 
-MODES = ("stock", "builder", "light")
+MODES = ("light", "builder", "stock")  # longest last: a cut run loses the baseline the field notes have
 
 
 def pick(manifest: list[dict], n: int) -> list[dict]:
@@ -147,7 +147,8 @@ def run_per_build(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
         env.pop(k, None)
     env.setdefault("MAX_JOBS", "4")
     t0 = time.monotonic()
-    warmer = PchWarmer(pch_root, {}, with_cuda=True, variants=((),), background=False, wait=True, light=True)
+    warmer = PchWarmer(pch_root, {"TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES": "1"}, with_cuda=True,
+                       background=False, wait=True, light=True)
     warmer.wait(timeout=max(10.0, cap_s / 3))
     warm_s = time.monotonic() - t0
     warmer.stop()
