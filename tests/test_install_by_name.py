@@ -11,10 +11,11 @@
 
 Kept fast enough for CI (~1 minute on 2 cores): the wheel is built from a copy of the sources (nothing is
 written into the checkout), without build isolation where this interpreter's setuptools can, and the venv
-sees this interpreter's site packages (``--system-site-packages``), so only the wheel itself is installed
-(``--no-deps --no-index``). The venv's own
-site-packages comes first on ``sys.path``, so the test checks that ``multikernelbench`` is imported from the
-venv, not from the checkout's editable install.
+sees this interpreter's site folders (a plain path line in a ``.pth``, after its own site-packages; not
+``--system-site-packages``, which would mean the base interpreter's folders when this one is itself a venv, as
+in CI), so only the wheel itself is installed (``--no-deps --no-index``). Folders added that way have their own
+``.pth`` files ignored, so this interpreter's editable finder stays out, and the test checks that
+``multikernelbench`` is imported from the venv, not from the checkout.
 """
 
 from __future__ import annotations
@@ -176,8 +177,13 @@ def test_installed_wheel_loads_dataset_and_metric_by_name_offline_anywhere(wheel
     from multikernelbench.tasks import load_from_dataset
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+    import site
+
+    Path(purelib, "mkb-test-outer-site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
