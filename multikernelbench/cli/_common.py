@@ -21,7 +21,8 @@ def add_engine_options(p) -> None:
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--build-root", type=Path, default=None, help="build cache (default ~/.cache/multikernelbench)")
     p.add_argument("--compile-workers", type=int, default=0,
-                   help="concurrent builds (default 0 = the backend's choice: all cores for C++, half for CUDA)")
+                   help="concurrent builds (default 0 = the engine's build gate: cores / the cores one build is "
+                        "measured to keep busy, engine/build_gate.py)")
     p.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option (repeatable), e.g. pch=false, pch_root=DIR, split_nvcc=false")
     p.add_argument("--gpus", default=None,

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--solutions-src", type=Path, default=None,
                     help="shipped solutions to make variants of (default solutions/<backend>)")
     ap.add_argument("--compile-workers", type=int, default=0,
-                    help="mkb eval --compile-workers (default 0: the engine's choice, half the cores for CUDA)")
+                    help="mkb eval --compile-workers (default 0: the engine's build gate, from measured CPU use per build)")
     ap.add_argument("--mkb-args", default="", help='extra arguments passed to mkb eval, e.g. "--timing-budget 2"')
     ap.add_argument("--kb-procs", type=int, default=16, help="KernelBench-style build pool size (default 16)")
     ap.add_argument("--kb-eval-timeout", type=float, default=120.0, help="seconds per KernelBench-style eval")
