@@ -56,7 +56,9 @@ def as_array(t: torch.Tensor) -> Any:
         return t.numpy()
     if not t.is_cuda:
         raise ValueError("numba_cuda kernels take CUDA tensors (got a CPU tensor)")
-    return cuda.as_cuda_array(t)
+    # sync=False: the kernel is launched on torch's current stream (torch_stream), already ordered after the
+    # work that produced t; Numba's default would block the host on that stream at every conversion.
+    return cuda.as_cuda_array(t, sync=False)
 
 
 def torch_stream() -> Any:
