@@ -15,10 +15,11 @@ Nothing is faked: the rows are the parquet files shipped in the wheel (``multike
 is the shipped ``multikernelbench/metrics/mkb_speedup``. A Hub copy (``mkb dataset push``, or the metric
 published as a Space) is found first whenever the Hub is reachable, under its own ``org/name``.
 
-Who writes the caches: the wheel installs ``multikernelbench-hfcache.pth``, whose one line runs
+Who writes the caches: every install, wheel or editable (setup.py adds it to the PEP 660 wheel too), puts
+``multikernelbench-hfcache.pth`` in site-packages, whose one line runs
 :func:`multikernelbench.hfcache.hook.install` at interpreter start. That checks (two ``stat`` calls) that this
 installed copy is already cached and returns; only the first time (or after an upgrade) it arranges for the
 caches to be written right after the process imports ``datasets`` (:mod:`.startup`; the dataset part needs
 ``datasets``, the metric part ``evaluate``). ``MKB_HF_CACHE=0`` turns it off; ``mkb dataset cache`` does the
-same work on demand (editable installs have no ``.pth``).
+same work on demand.
 """
