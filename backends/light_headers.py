@@ -24,10 +24,16 @@ header sets (the exact nvcc flags of the build, ``nvcc -E -Xcompiler -dD``), so 
   name by name; such a ``.cu`` builds stock.
 
 A ``.cu`` that mentions pybind11 or the Python C API builds stock without trying light (it would fail).
-Not covered (documented in backends/README): an overload or template specialisation that the full set adds
-for a name the light set declares as well, in namespaces other than those above (e.g. ``std`` overloads
-for types of ``<valarray>``), and ADL-found operators. The shipped solutions' light and stock objects define
-and reference the same symbols (``tests/test_cuda_light_headers.py``).
+Not covered: an overload or template specialisation that the full set adds for a name the light set declares
+as well (in any namespace, e.g. ``std`` overloads for ``<valarray>``'s types), operators found by ADL, and
+feature macros (``_GNU_SOURCE``, ...) that ``Python.h`` defines before the candidate's own later includes of
+system headers. A name declared in namespace ``std`` only by the full set is not checked either. The
+shipped solutions' light and stock objects define and reference the same symbols
+(``tests/test_cuda_light_headers.py``); the H200 benchmark compares the built modules' exports
+(``scripts/throughput_bench.py --per-build``).
+
+Trust: the analysis a build reads is made by the trusted warmer (shared, read-only to builds) or by the build's
+own worker (in its own folder): a candidate can only affect its own build, as with the extension cache.
 
 Standard library only: it runs inside the nvcc driver, a plain script.
 """

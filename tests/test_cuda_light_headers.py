@@ -220,3 +220,24 @@ def test_a_compile_error_is_stocks_error(tmp_path, compiled):
     row = json.loads(report.read_text().splitlines()[-1])
     assert res.returncode != 0 and row["path"] == "stock" and row["rc"] == res.returncode
     assert res.stderr.count("no_such_header") == 1 and not (tmp_path / "bad.o").exists()
+
+
+# Candidates whose meaning a light path without the checks would change silently: each compiles with the light
+# header too, but the full header (what the candidate was written against) makes it a different program.
+SILENT_CHANGES = {
+    # The full header defines it (pybind11's version): light would drop the branch the author wrote.
+    "macro": "#ifdef PYBIND11_VERSION_MAJOR\nconstexpr int kScale = 2;\n#else\nconstexpr int kScale = 1;\n#endif\n",
+    # Only the full header declares torch::set_printoption_sci_mode; a same-named at:: entity would be found
+    # through `namespace torch { using namespace at; }` in the light set.
+    "torch_name": "void quiet() { torch::set_printoption_sci_mode(false); }\n",
+    # Declares `py`, the full header's global alias for pybind11: stock fails to compile, light would not.
+    "global_clash": "static int py = 3;\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(SILENT_CHANGES))
+def test_real_header_difference_catches_silent_changes(compiled, case):
+    analysis = next((compiled["light"][2].parent / "analysis").glob("*.json"))
+    d = lh.HeaderDiff.from_json(analysis.read_text())
+    assert lh.light_hazards(PRELUDE + RELU_LIKE, d) == []  # the plain case still goes light
+    assert lh.light_hazards(PRELUDE + RELU_LIKE + SILENT_CHANGES[case], d), case
