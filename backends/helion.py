@@ -65,7 +65,9 @@ class HelionBackend(Backend):
             reason = cuda_device_reason()
             if reason:
                 return Availability(False, reason + "; use interpret=True for CPU correctness only")
-        return Availability(True)
+            return Availability(True)
+        return Availability(True, "Triton's interpreter runs Helion's generated kernels on the CPU: checks "
+                                  "correctness only, no timing (no usable GPU here)")
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)

@@ -56,7 +56,9 @@ class NumbaCudaBackend(Backend):
             reason = cuda_device_reason()
             if reason:
                 return Availability(False, reason + "; use simulate=True for CPU correctness only")
-        return Availability(True)
+            return Availability(True)
+        return Availability(True, "Numba's CUDA simulator on the CPU: checks correctness only, no timing "
+                                  "(no usable GPU here)")
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)

@@ -28,7 +28,8 @@ def describe(name: str) -> tuple[str, str]:
     if not avail.ok:
         return "", avail.reason
     if getattr(backend, "interpret", False):
-        return "interpreter", "on the CPU: checks correctness only, no timing (no usable GPU here)"
+        # A backend may name its interpreter (numba_cuda: Numba's CUDA simulator) in an available reason.
+        return "interpreter", avail.reason or "on the CPU: checks correctness only, no timing (no usable GPU here)"
     device = backend.device_type
     # An available backend may still say what it found (opencl: the devices the probe listed, and a GPU driver
     # that is missing).
