@@ -149,11 +149,14 @@ def test_tables_name_the_hardware_and_show_sol(files):
     assert sol.columns == ["Model / platform", "all", "SOL tasks", "activation", "reduce"]
     rows = {r[0]: r[1:] for r in sol.rows}
     assert rows["m / cuda"] == [f"{(0.375 + 0.9375) / 2:.3f}", "2", "0.375", "0.938"]
-    assert rows["m / cpu"] == ["n/a", "0", "n/a", "n/a"]
     assert GPU in sol.note
     hw = {r[0]: r[1:] for r in baseline_table(data).rows}
     assert hw["m / cuda"] == [GPU, GPU, "6", "3", "1", "1", "1", "0", "2", "1", "1"]  # ..., not timed, suspect, SOL, ...
-    assert hw["m / cpu"][:2] == ["AMD EPYC 7B13", GPU]
+    # CPU results are never set against the GPU's baseline: no SOL row, no hardware row, a note saying why
+    assert "m / cpu" not in rows and "m / cpu" not in hw
+    assert not data.find("m", "cpu").baseline.matches
+    assert any(n.startswith(f"m / cpu: no baseline measured on AMD EPYC 7B13 (the baseline is {GPU}")
+               for n in data.notes())
     assert any("stale for 1 task(s)" in n and "activation.tanh" in n for n in data.notes())
     assert any(n.startswith("m / cpu: no measured peak table for AMD EPYC 7B13") for n in data.notes())
     assert not any(n.startswith("m / cuda: no measured peak table") for n in data.notes())

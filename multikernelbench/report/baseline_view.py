@@ -2,9 +2,10 @@
 are stale, which hardware each side was measured on, and the points of the roofline scatter plot.
 
 Kept apart from :mod:`.data` because it is the only part of the report that reads anything besides the
-results store. A row counts only for a result whose ``task_hash`` it measured (:mod:`multikernelbench.baselines`);
-results measured on other hardware are still placed against it, since roofline fractions are each relative
-to their own device's measured peaks, and the report names both devices.
+results store. A row counts only for a result whose ``task_hash`` it measured (:mod:`multikernelbench.baselines`)
+and that was measured on the baseline's own hardware: an eager time on an H200 says nothing about how hard a
+task is on an AMD EPYC, so results from other hardware get no SOL score and no scatter point, and the report
+says that their hardware has no baseline.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class BaselineView:
     """How one group's tasks relate to the baseline (None baseline: nothing matched, nothing stale)."""
 
     results_hardware: Counter = field(default_factory=Counter)  # hardware name -> results measured on it
+    unmatched_hardware: Counter = field(default_factory=Counter)  # hardware the baseline was not measured on
     matches: Counter = field(default_factory=Counter)  # Match -> number of tasks
     stale: list[str] = field(default_factory=list)  # task ids whose baseline row measured other task content
     points: list[ScatterPoint] = field(default_factory=list)
@@ -40,6 +42,11 @@ class BaselineView:
     @property
     def hardware_text(self) -> str:
         return ", ".join(sorted(h for h in self.results_hardware if h)) or "unknown"
+
+    @property
+    def compared(self) -> bool:
+        """Some result of the group was measured on the baseline's hardware."""
+        return sum(self.results_hardware.values()) > sum(self.unmatched_hardware.values())
 
 
 def baseline_for(baseline: Baseline | None):
@@ -53,7 +60,7 @@ def baseline_for(baseline: Baseline | None):
         return None
 
     def lookup(result: EvalResult) -> float | None:
-        if not result.hardware or load_peaks(result.hardware) is None:
+        if not result.hardware or load_peaks(result.hardware) is None or result.hardware not in baseline.hardware:
             return None
         status, row = baseline.match(result.task_id, result.task_hash)
         if status is not Match.OK or row is None:
@@ -78,9 +85,13 @@ def baseline_view(group: Group, baseline: Baseline | None) -> BaselineView:
     view = BaselineView()
     for tid in group.task_ids():
         stored = group.tasks[tid]
-        results = [s.result for s in stored]
-        view.results_hardware.update(r.hardware for r in results)
+        view.results_hardware.update(s.result.hardware for s in stored)
         if baseline is None:
+            continue
+        results = [s.result for s in stored if s.result.hardware in baseline.hardware]
+        view.unmatched_hardware.update(r.hardware for r in (s.result for s in stored)
+                                       if r.hardware not in baseline.hardware)
+        if not results:
             continue
         status, row = baseline.match(tid, results[0].task_hash)
         view.matches[status] += 1

@@ -74,6 +74,11 @@ class ReportData:
     baseline: Baseline | None = None  # the committed reference baseline the SOL score and scatter use
 
     @property
+    def compared(self) -> list[GroupReport]:
+        """Groups with results on the baseline's own hardware (the only ones the baseline is compared with)."""
+        return [g for g in self.groups if self.baseline is not None and g.baseline.compared]
+
+    @property
     def rows(self) -> list[str]:
         """Row names (model, strategy) in first-seen (sorted) order."""
         return list(dict.fromkeys(g.group.row_name for g in self.groups))
@@ -102,13 +107,13 @@ class ReportData:
                 out.append(f"{g.name}: the baseline is stale for {len(g.baseline.stale)} task(s) (its row measured "
                            f"other task content; no SOL for them): {shown}.")
             unpeaked = sorted(h for h in g.baseline.results_hardware if h and load_peaks(h) is None)
-            if ref and unpeaked:
+            if unpeaked:
                 out.append(f"{g.name}: no measured peak table for {', '.join(unpeaked)} (multikernelbench/hardware/), "
                            "so its results have no roofline fraction and no SOL score.")
-            other = sorted(h for h in g.baseline.results_hardware if h and ref and h not in self.baseline.hardware)
-            if other and g.baseline.points:
-                out.append(f"{g.name}: results measured on {', '.join(other)}, baseline on {ref}: SOL and the "
-                           "roofline scatter compare roofline fractions, each against its own device's peaks.")
+            other = sorted(h or "unknown hardware" for h in g.baseline.unmatched_hardware)
+            if ref and other:
+                out.append(f"{g.name}: no baseline measured on {', '.join(other)} (the baseline is {ref}; "
+                           "`mkb baseline` measures one): no SOL score or roofline scatter for those results.")
             if g.missing_ks:
                 out.append(f"{g.name}: some task has only {g.group.min_samples()} sample(s), so "
                            f"k={', '.join(map(str, g.missing_ks))} is not reported (n/a).")

@@ -141,7 +141,7 @@ def sol_table(data: ReportData) -> Table:
     """Mean SOL score (all tasks, then per category) per model and platform."""
     cats = data.categories
     rows = []
-    for g in data.groups:
+    for g in data.compared:
         s = g.scores or {}
         per = s.get("per_category", {})
         rows.append([g.name, fraction_text(s.get("sol_mean")), str(s.get("sol_num_tasks", 0))]
@@ -159,7 +159,7 @@ def baseline_table(data: ReportData) -> Table:
     columns = ["Model / platform", "results hardware", "baseline hardware", "tasks", "baseline ok", "stale",
                "missing", "not timed", "suspect", "SOL tasks", "eager ≥ bound", "faster than bound"]
     rows = []
-    for g in data.groups:
+    for g in data.compared:
         m, s = g.baseline.matches, g.scores or {}
         rows.append([g.name, g.baseline.hardware_text, ref, str(len(g.group.tasks))]
                     + [str(m.get(x, 0)) for x in (Match.OK, Match.STALE, Match.MISSING, Match.FAILED,
@@ -201,6 +201,6 @@ def all_tables(data: ReportData) -> list[Table]:
     split = task_set_table(data)
     if split is not None:
         tables.append(split)
-    if data.baseline is not None:
+    if data.compared:  # only results measured on the baseline's own hardware are set against it
         tables += [sol_table(data), baseline_table(data)]
     return tables + [failure_table(data)]
