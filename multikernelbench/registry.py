@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar, overload
 
 T = TypeVar("T")
-O = TypeVar("O")
+Obj = TypeVar("Obj")
 
 
 class RegistryCollision(ValueError):
@@ -97,15 +97,15 @@ class Registry(Generic[T]):
         self._lazy[name] = entry
 
     @overload
-    def register(self, name: str) -> Callable[[O], O]: ...
+    def register(self, name: str) -> Callable[[Obj], Obj]: ...
 
     @overload
-    def register(self, name: str, obj: O) -> O: ...
+    def register(self, name: str, obj: Obj) -> Obj: ...
 
     def register(self, name: str, obj: Any = None) -> Any:
         """``@registry.register("name")`` as a decorator, or ``registry.register("name", obj)``."""
         if obj is None:
-            def deco(o: O) -> O:
+            def deco(o: Obj) -> Obj:
                 return self.register(name, o)
 
             return deco

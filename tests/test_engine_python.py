@@ -192,7 +192,7 @@ def test_no_process_outlives_its_worker(suite, build_root):
     from multikernelbench.engine.config import EngineConfig
 
     marker = "sleep 987.5"
-    body = f"""
+    body = """
         import subprocess
         subprocess.Popen(["sleep", "987.5"], process_group=0)
         class ModelNew(nn.Module):

@@ -5,7 +5,6 @@ progress of `mkb generate`, and --device for transformers sampling."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

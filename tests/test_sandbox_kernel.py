@@ -13,7 +13,6 @@ The C++ candidate uses the shipped solutions' compile flags, so its one build ta
 from __future__ import annotations
 
 import os
-import textwrap
 import uuid
 from pathlib import Path
 
@@ -387,7 +386,6 @@ def test_shipped_gpu_solutions_correct_under_the_sandbox(suite, build_root, back
 
 @pytest.mark.gpu
 def test_native_attacks_fail_in_a_cuda_worker(suite, build_root):
-    from multikernelbench.engine.config import EngineConfig
 
     _gpu_backend_or_skip("cuda")
     targets = _targets(build_root)

@@ -60,7 +60,9 @@ def run_generate(args) -> int:
 
     if args.count < 1:
         raise UsageError("--count must be at least 1")
-    log = (lambda line: print(line, file=sys.stderr))
+    def log(line: str) -> None:
+        print(line, file=sys.stderr)
+
     if args.out is None:
         folder = heldout_folder(args.seed, args.count, log=log)
         summary = json.loads((folder / "heldout.json").read_text())

@@ -10,6 +10,7 @@ from multikernelbench.scoring.estimators import geometric_mean, mean_pass_at_k, 
 from multikernelbench.scoring.from_results import Group, category_of, group_results, sample_record
 from multikernelbench.scoring.sol import SolSample, TaskSol, sol_score, sol_summary, task_sol
 
-__all__ = ["Group", "Sample", "category_of", "group_results", "sample_record", "alpha_label", "compilation_key", "compute_scores", "fast_key", "geometric_mean",
-           "mean_pass_at_k", "pass_at_k", "pass_key", "speedup_key", "to_sample",
+__all__ = ["Group", "Sample", "category_of", "group_results", "sample_record", "alpha_label", "compilation_key",
+           "compute_scores", "fast_key", "geometric_mean", "mean_pass_at_k", "pass_at_k", "pass_key", "speedup_key",
+           "to_sample",
            "SolSample", "TaskSol", "sol_score", "sol_summary", "task_sol"]

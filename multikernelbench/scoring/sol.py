@@ -90,8 +90,8 @@ def task_sol(samples: Sequence[SolSample]) -> TaskSolResult:
 
     The task's baseline is what its records carry (a property of the task: give it on every record, wrong
     ones too). A task is left out, with the reason, when no record has a baseline, when a baseline is at
-    ``NO_HEADROOM_FRACTION`` of the bound or above, or when a correct sample lacks a fraction (averaging a wrong sample's 0 with a dropped
-    correct sample would understate the model).
+    ``NO_HEADROOM_FRACTION`` of the bound or above, or when a correct sample lacks a fraction (averaging a wrong
+    sample's 0 with a dropped correct sample would understate the model).
 
     >>> ok = SolSample(True, 0.5, 0.25); wrong = SolSample(False, None, 0.25)
     >>> r = task_sol([ok, wrong]); r.status.value, round(r.score, 6)

@@ -113,7 +113,7 @@ def test_mkb_generate_vllm_passes_the_engine_flags(tiny_model_dir, tmp_path):
         args += ["--task", t]
     proc = _mkb(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"2 answered, 0 failed" in proc.stdout
+    assert "2 answered, 0 failed" in proc.stdout
     # vLLM logs the engine arguments that differ from its defaults: ours are there
     logged = proc.stdout + proc.stderr
     for needle in ("'enable_chunked_prefill': False", f"'max_model_len': {MAX_MODEL_LEN}",
