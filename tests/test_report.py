@@ -195,16 +195,48 @@ def test_failure_table_counts_every_sample(built):
         assert row[1:] == want
 
 
-def test_html_embeds_four_png_plots_and_is_self_contained(built):
-    root, _, parser, _, _ = built
-    assert len(parser.images) == 4
+def test_html_embeds_the_plots_with_data_and_is_self_contained(built):
+    """Three figures have data; the roofline scatter has none (no result was measured on the baseline's
+    hardware), so it is left out with one line instead of an empty frame."""
+    root, _, parser, _, md = built
+    assert len(parser.images) == 3
     for src in parser.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     html = (root / "out" / "report.html").read_text()
-    assert "http://" not in html and "https://" not in html and "<script" not in html
-    for stem in ("pass_rate_by_category", "speedup_cdf", "roofline_by_category", "roofline_scatter"):
+    assert "http://" not in html and "https://" not in html and "<script src" not in html  # inline script only
+    for stem in ("pass_rate_by_category", "speedup_cdf", "roofline_by_category"):
         assert (root / "out" / "plots" / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (root / "out" / "plots" / "roofline_scatter.png").exists() and 'id="fig-roofline_scatter"' not in html
+    line = "Roofline fraction per task: best correct candidate vs the eager baseline: not drawn, no task with"
+    assert html.count(line) == 1 and md.count(line) == 1
+
+
+def test_per_sample_table_lists_every_scored_sample(built):
+    _, expected, parser, _, _ = built
+    rows = parser.tables["samples"]
+    want = sorted((f"{model} / {backend}", tid, r.candidate, r.status.value)
+                  for (model, backend), tasks in expected.items() for tid, results in tasks.items() for r in results)
+    assert sorted(tuple(r[:4]) for r in rows) == want
+    by_file = {(r[0], r[1], r[2]): r for r in rows}
+    for (model, backend), tasks in expected.items():
+        for tid, results in tasks.items():
+            for r in results:
+                row = by_file[(f"{model} / {backend}", tid, r.candidate)]
+                assert row[7] == ("n/a" if r.speedup is None else f"{r.speedup:.2f}x")
+                if r.status is Status.CORRECT:
+                    assert row[4] == ""
+                elif r.failure is not None:
+                    assert row[4].startswith(r.failure.value)
+
+
+def test_speedup_axis_reads_as_plain_multiples():
+    from multikernelbench.report.plots import speedup_text, speedup_ticks
+
+    assert [speedup_text(x) for x in speedup_ticks(0.6, 3.1)] == ["0.5×", "1×", "2×", "4×"]
+    ticks = speedup_ticks(0.003, 40.0)
+    assert 1 in ticks and len(ticks) <= 9 and ticks[0] <= 0.003 and ticks[-1] >= 40
+    assert all("10^" not in speedup_text(x) and "e" not in speedup_text(x) for x in ticks)
 
 
 def test_markdown_shows_the_same_rows_and_notes(built):

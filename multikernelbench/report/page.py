@@ -1,5 +1,6 @@
 """Assemble the report: markdown (tables, plots as PNG files beside it) and one self-contained HTML page
-(inline CSS, plots as base64 PNGs) that can be mailed or archived without its folder.
+(inline CSS and script, plots as base64 PNGs, a sortable per-sample table) that can be mailed or archived
+without its folder.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from multikernelbench.report.data import ReportData
 from multikernelbench.report.plots import render_figures
+from multikernelbench.report.samples import sample_rows, samples_html
 from multikernelbench.report.tables import Table, all_tables
 
 CSS = """
@@ -22,6 +24,9 @@ tbody th { text-align: left; font-weight: normal; }
 th.group { text-align: center; background: #f0f0f0; }
 .note { color: #555; font-size: 0.9em; }
 figure { margin: 1em 0 2em; } img { max-width: 100%; }
+table.samples td:nth-child(-n+5) { text-align: left; }
+table.samples th[aria-sort="ascending"]::after { content: " ▲"; }
+table.samples th[aria-sort="descending"]::after { content: " ▼"; }
 """
 
 
@@ -31,6 +36,7 @@ class Report:
     figures: list[tuple[str, str, bytes]]  # (stem, caption, png bytes)
     markdown: str
     html: str
+    left_out: list[str]  # one line per figure not drawn (nothing to draw), shown in both pages
 
 
 def _header_lines(data: ReportData) -> list[str]:
@@ -43,7 +49,8 @@ def _header_lines(data: ReportData) -> list[str]:
     return [x for x in lines if x]
 
 
-def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: str = "plots") -> str:
+def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: str = "plots",
+                    left_out: list[str] = ()) -> str:
     parts = ["# multikernelbench report", "", *_header_lines(data), ""]
     if not data.groups:
         parts += ["The results store holds no labelled results.", ""]
@@ -53,10 +60,11 @@ def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: st
         parts += ["### Notes", ""] + [f"- {n}" for n in notes] + [""]
     for stem, caption, _ in figures:
         parts += [f"![{caption}]({plot_dir}/{stem}.png)", ""]
+    parts += [f"- {line}" for line in left_out] + ([""] if left_out else [])
     return "\n".join(parts)
 
 
-def render_html(data: ReportData, tables: list[Table], figures) -> str:
+def render_html(data: ReportData, tables: list[Table], figures, left_out: list[str] = ()) -> str:
     e = html.escape
     body = ["<h1>multikernelbench report</h1>"] + [f"<p>{e(line)}</p>" for line in _header_lines(data)]
     if not data.groups:
@@ -69,6 +77,8 @@ def render_html(data: ReportData, tables: list[Table], figures) -> str:
         b64 = base64.b64encode(png).decode("ascii")
         body.append(f'<figure id="fig-{e(stem)}"><img alt="{e(caption)}" src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(caption)}</figcaption></figure>")
+    body += [f'<p class="note left-out">{e(line)}</p>' for line in left_out]
+    body.append(samples_html(sample_rows(data)))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>multikernelbench report</title><style>{CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
@@ -76,8 +86,9 @@ def render_html(data: ReportData, tables: list[Table], figures) -> str:
 
 def build_report(data: ReportData, plots: bool = True) -> Report:
     tables = all_tables(data)
-    figures = render_figures(data) if plots else []
-    return Report(tables, figures, render_markdown(data, tables, figures), render_html(data, tables, figures))
+    figures, left_out = render_figures(data) if plots else ([], [])
+    return Report(tables, figures, render_markdown(data, tables, figures, left_out=left_out),
+                  render_html(data, tables, figures, left_out), left_out)
 
 
 def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:

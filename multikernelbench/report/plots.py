@@ -1,12 +1,15 @@
 """The report's figures, as PNG bytes (embedded in the HTML as base64, also written next to the markdown).
 
 matplotlib is imported lazily with the non-interactive Agg backend, so the rest of the package (and the
-markdown tables) work without the ``report`` extra and nothing here tries to open a window.
+markdown tables) work without the ``report`` extra and nothing here tries to open a window. A figure with
+nothing to draw is left out (its builder returns None) and the report says so in one line, rather than
+showing an empty frame labelled "no data".
 """
 
 from __future__ import annotations
 
 import io
+import math
 
 from multikernelbench.report.data import ReportData
 
@@ -29,8 +32,11 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _grouped_bars(data: ReportData, values, ylabel: str, title: str) -> bytes:
-    """One panel per platform; x = categories, one bar per model; ``values(group) -> {category: value}``."""
+def _grouped_bars(data: ReportData, values, ylabel: str, title: str) -> bytes | None:
+    """One panel per platform; x = categories, one bar per model; ``values(group) -> {category: value}``;
+    None when no group has a value."""
+    if not any(values(g) for g in data.groups):
+        return None
     plt = _pyplot()
     backends, cats = data.backends, data.categories
     fig, axes = plt.subplots(len(backends) or 1, 1, figsize=(max(6.0, 0.6 * len(cats) + 2), 3.2 * max(1, len(backends))),
@@ -54,7 +60,7 @@ def _grouped_bars(data: ReportData, values, ylabel: str, title: str) -> bytes:
     return _png(fig)
 
 
-def pass_rate_by_category(data: ReportData) -> bytes:
+def pass_rate_by_category(data: ReportData) -> bytes | None:
     def values(g):
         per = (g.scores or {}).get("per_category", {})
         return {c: 100 * s["pass@1"] for c, s in per.items()}
@@ -62,7 +68,7 @@ def pass_rate_by_category(data: ReportData) -> bytes:
     return _grouped_bars(data, values, "Pass@1 (%)", "Pass@1 per category")
 
 
-def roofline_by_category(data: ReportData) -> bytes:
+def roofline_by_category(data: ReportData) -> bytes | None:
     import statistics
 
     def values(g):
@@ -71,34 +77,58 @@ def roofline_by_category(data: ReportData) -> bytes:
     return _grouped_bars(data, values, "median roofline fraction", "Roofline fraction of correct kernels")
 
 
-def speedup_cdf(data: ReportData) -> bytes:
-    """Empirical CDF of the speedups of correct samples, one line per model and platform, log x axis."""
+def speedup_ticks(lo: float, hi: float, most: int = 9) -> list[float]:
+    """Powers of two covering [lo, hi], always with 1, every ``step``-th one so there are at most ``most``:
+    read as 0.5×, 1×, 2×, 4×.
+
+    >>> speedup_ticks(0.6, 3.1)
+    [0.5, 1, 2, 4]
+    >>> speedup_ticks(0.001, 1000)
+    [0.000244140625, 0.001953125, 0.015625, 0.125, 1, 8, 64, 512, 4096]
+    """
+    first, last = min(0, math.floor(math.log2(lo))), max(0, math.ceil(math.log2(hi)))
+    step = max(1, math.ceil((last - first + 1) / most))
+    return [2 ** e for e in range(math.floor(first / step) * step, last + step, step)]
+
+
+def speedup_text(x: float) -> str:
+    """``0.5×``, ``1×``, ``4×``, ``0.0039×``: plain numbers, never ``2×10^0``."""
+    return f"{x:.2g}×" if x < 0.1 else f"{x:g}×"
+
+
+def speedup_cdf(data: ReportData) -> bytes | None:
+    """Empirical CDF of the speedups of correct samples, one line per model and platform, log x axis with
+    ticks at powers of two."""
+    series = [(g, sorted(g.speedups)) for g in data.groups if g.speedups]
+    if not series:
+        return None
     plt = _pyplot()
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn = False
-    for g in data.groups:
-        xs = sorted(g.speedups)
-        if not xs:
-            continue
+    for g, xs in series:
         ys = [(i + 1) / len(xs) for i in range(len(xs))]
         ax.step(xs, ys, where="post", label=f"{g.name} (n={len(xs)})")
-        drawn = True
     ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")
+    ticks = speedup_ticks(min(xs[0] for _, xs in series), max(xs[-1] for _, xs in series))
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: speedup_text(x)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(ticks[0] / 1.2, ticks[-1] * 1.2)
     ax.set_xlabel("speedup over eager PyTorch (log scale)")
     ax.set_ylabel("fraction of correct samples ≤ x")
     ax.set_title("Speedup distribution (CDF)")
-    if drawn:
-        ax.legend(fontsize="small")
-    else:
-        ax.text(0.5, 0.5, "no correct sample with a measured speedup", transform=ax.transAxes, ha="center")
+    ax.legend(fontsize="small")
     fig.tight_layout()
     return _png(fig)
 
 
-def roofline_scatter(data: ReportData) -> bytes:
+def roofline_scatter(data: ReportData) -> bytes | None:
     """Per task: x = the eager baseline's roofline fraction, y = the best correct candidate's, log-log, one
     series per model and platform; above the diagonal the candidate beat eager, y = 1 is the bound."""
+    if not any(g.baseline.points for g in data.groups):
+        return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.2, 5.6))
     xs_all, ys_all = [], []
@@ -122,24 +152,32 @@ def roofline_scatter(data: ReportData) -> bytes:
     ax.set_xlabel(f"eager baseline roofline fraction ({ref})")
     ax.set_ylabel("best correct candidate's roofline fraction")
     ax.set_title("Candidates vs the eager baseline on the roofline")
-    if xs_all:
-        ax.legend(fontsize="small")
-    else:
-        ax.text(0.5, 0.5, "no task with both a usable baseline and a correct\nsample with a roofline fraction",
-                transform=ax.transAxes, ha="center")
+    ax.legend(fontsize="small")
     fig.tight_layout()
     return _png(fig)
 
 
-#: (file stem, caption, builder); the order of the figures in the report.
+#: (file stem, caption, builder, why a figure may be left out); the order of the figures in the report.
 FIGURES = (
-    ("pass_rate_by_category", "Pass@1 per category, per platform", pass_rate_by_category),
-    ("speedup_cdf", "Distribution of speedups of correct samples", speedup_cdf),
-    ("roofline_by_category", "Median roofline fraction of correct samples per category", roofline_by_category),
+    ("pass_rate_by_category", "Pass@1 per category, per platform", pass_rate_by_category,
+     "no scorable task"),
+    ("speedup_cdf", "Distribution of speedups of correct samples", speedup_cdf,
+     "no correct sample with a measured speedup"),
+    ("roofline_by_category", "Median roofline fraction of correct samples per category", roofline_by_category,
+     "no correct sample with a roofline fraction (no measured peak table for its hardware)"),
     ("roofline_scatter", "Roofline fraction per task: best correct candidate vs the eager baseline",
-     roofline_scatter),
+     roofline_scatter, "no task with a baseline row on its own hardware and a correct sample with a roofline "
+                       "fraction"),
 )
 
 
-def render_figures(data: ReportData) -> list[tuple[str, str, bytes]]:
-    return [(stem, caption, build(data)) for stem, caption, build in FIGURES]
+def render_figures(data: ReportData) -> tuple[list[tuple[str, str, bytes]], list[str]]:
+    """``(figures, left_out)``: the drawn figures as (stem, caption, PNG), and one line per figure left out."""
+    figures, left_out = [], []
+    for stem, caption, build, why_empty in FIGURES:
+        png = build(data)
+        if png is None:
+            left_out.append(f"{caption}: not drawn, {why_empty}.")
+        else:
+            figures.append((stem, caption, png))
+    return figures, left_out
