@@ -1,0 +1,57 @@
+"""scripts/throughput/: a pipeline run past its cap is ended whole (util.procs.kill_session), compilers that
+moved to process groups of their own included; and the candidates are what the benchmark says they are."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+from throughput import common, per_build  # noqa: E402
+from throughput.candidates import generate_candidates, make_variant  # noqa: E402
+
+# A "pipeline" that starts a "compiler" in a process group of its own (as ninja does), reports its pid, and
+# never ends.
+PIPELINE = r"""
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], process_group=0)
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_pipeline_past_its_cap_is_killed_with_its_compilers(tmp_path):
+    pids: list[int] = []
+    t0 = time.monotonic()
+    run = common.run_streamed([sys.executable, "-c", PIPELINE], dict(os.environ), 2.0,
+                              lambda line, t: pids.append(int(line)), tmp_path / "stderr.log")
+    assert run["killed"] and not run["interrupted"] and time.monotonic() - t0 < 30
+    assert len(pids) == 1
+    end = time.monotonic() + 5
+    while _alive(pids[0]) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _alive(pids[0])  # the grandchild in its own process group went with the session
+
+
+def test_variants_differ_and_per_build_picks_distinct_tasks(tmp_path):
+    src = (common.REPO / "solutions" / "cuda" / "activation.relu.py").read_text()
+    a, name_a = make_variant(src, 1)
+    b, name_b = make_variant(src, 2)
+    assert a != b and name_a != name_b and "// variant 1" in a
+    known = {"activation.relu", "architecture.deep_mlp", "attention.causal_softmax", "broadcast.add_row_bias",
+             "convolution.conv2d_1x1", "index.index_select"}
+    manifest = generate_candidates("cuda", 5, common.REPO / "solutions" / "cuda", tmp_path, known, 0.0)
+    picked = per_build.pick(manifest, 5)
+    assert len({m["task_id"] for m in picked}) == 5 and all(m["kind"] == "ok" for m in picked)
+    assert len({m["code_hash"] for m in manifest}) == len(manifest)
