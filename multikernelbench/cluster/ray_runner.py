@@ -165,7 +165,8 @@ class RayRunner(Runner):
         queue: collections.deque[_Job] = collections.deque()
         lanes: list[_LaneState] = []
         remaining = collections.Counter(job.task.id for job in todo)
-        state = {"built": 0, "done": 0, "lanes_started": False, "replacements": 0, "lane_seen": time.monotonic()}
+        state = {"built": 0, "done": 0, "lanes_started": False, "replacements": 0, "lane_seen": time.monotonic(),
+                 "lane_error": f"none started within {LANE_WAIT_S:.0f} s"}
 
         def submit_builds() -> None:
             while waiting_builds and sum(1 for k, _ in pending.values() if k == "build") < build_limit:
@@ -254,8 +255,8 @@ class RayRunner(Runner):
                 queue.append(job)
             else:
                 finish(job)
-            if not state["lanes_started"] and (overlap or state["built"] == len(todo)):
-                start_lanes()
+            if not state["lanes_started"] and queue and (overlap or state["built"] == len(todo)):
+                start_lanes()  # (none at all when every candidate failed to build)
 
         def on_device(ref, lane: _LaneState, job: _Job) -> None:
             lane.running.pop(ref, None)
@@ -284,26 +285,29 @@ class RayRunner(Runner):
             try:
                 ray.get(ref)
             except ray.exceptions.RayError as exc:
+                state["lane_error"] = f"the last lane failed to start: {str(exc).strip().splitlines()[-1][:300]}"
                 lane_lost(lane, f"lane did not start: {type(exc).__name__}")
                 return
             lane.ready = True
             state["lane_seen"] = time.monotonic()
 
         def starved() -> None:
-            """Queued work and no lane up for LANE_WAIT_S: record what is left instead of waiting forever."""
+            """Queued work and no lane up for LANE_WAIT_S (or every lane dead and no replacement left to
+            start): record what is left instead of waiting forever."""
             if not queue or any(lane.ready and not lane.dead for lane in lanes) or not state["lanes_started"]:
                 state["lane_seen"] = time.monotonic()
                 return
-            if time.monotonic() - state["lane_seen"] < LANE_WAIT_S:
+            hopeless = all(lane.dead for lane in lanes)  # lane_lost starts replacements while it may
+            if not hopeless and time.monotonic() - state["lane_seen"] < LANE_WAIT_S:
                 return
             while queue:
                 job = queue.popleft()
-                job.result.message = (f"harness: no device lane of the Ray cluster was up for {LANE_WAIT_S:.0f} s "
-                                      "(lanes lost and no node to restart them on); not evaluated")
+                job.result.message = (f"harness: no device lane of the Ray cluster was up ({state['lane_error']}); "
+                                      "not evaluated")
                 finish(job)
 
         submit_builds()
-        if overlap or not todo:
+        if overlap:
             start_lanes()
         try:
             while state["done"] < len(todo):

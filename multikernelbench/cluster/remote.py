@@ -44,9 +44,12 @@ def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
                     result: EvalResult) -> tuple[tuple[EvalResult, bool], bytes]:
     """One candidate's build (static checks, then a compile worker), cached by code hash on this node.
     Returns ((result, built ok), tar bytes of the build folder or b"")."""
+    from multikernelbench.engine.runner import check_opt_in
+
     backend = _backend(config)
     stage = BuildStage(backend, config, Trace(config.trace_path))
     try:
+        check_opt_in(config)  # this node's kernel sandbox, as the driver checked its own
         outcome = stage.run(task, cand, result)
     except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
         result.status, result.message = Status.RUNTIME_ERROR, f"harness error while building: {exc!r}"
@@ -64,6 +67,9 @@ class Lane:
     """The device stage of one accelerator on one node (see the module docstring)."""
 
     def __init__(self, config: EngineConfig, slots: int = 1, gpu_ids: list | None = None) -> None:
+        from multikernelbench.engine.runner import check_opt_in
+
+        check_opt_in(config)  # a node without the kernel sandbox the driver has refuses to be a lane
         self.config = config
         self.backend = _backend(config)
         if gpu_ids is None and self.backend.device_type == "cuda":
