@@ -78,12 +78,23 @@ class HelionBackend(Backend):
             env["TRITON_INTERPRET"] = "1"
         return env
 
-    def prepare_interpreter(self) -> None:
-        """CPU only, in the worker before the candidate loads: Helion's generated code calls math through
-        ``libdevice`` (``torch.exp`` becomes ``libdevice.exp``), which Triton's interpreter does not emulate (its
-        stubs return None: measured with triton 3.9). Point those names at ``triton.language.math``'s functions
-        of the same name, which the interpreter does run (in numpy, at full precision). Nothing changes on
-        the GPU."""
+    def prepare_worker(self) -> None:
+        """In the worker, before the candidate loads (both harmless library settings, not the candidate's):
+
+        * tqdm's monitor thread off: Helion compiles a kernel through ``torch.fx.Interpreter.run``, which makes a
+          tqdm bar, and tqdm starts a ``tqdm_monitor`` thread for the first bar, even a disabled one. The
+          anti-cheat thread check rightly flags a thread that outlives the forward (measured: every correct
+          Helion candidate came back ``cheat_detected`` for it). ``monitor_interval = 0`` is tqdm's own switch.
+        * CPU only: Helion's generated code calls math through ``libdevice`` (``torch.exp`` becomes
+          ``libdevice.exp``), which Triton's interpreter does not emulate (its stubs return None: measured with
+          triton 3.9). Those names are pointed at ``triton.language.math``'s functions of the same name, which
+          the interpreter runs (in numpy, at full precision). Nothing changes on the GPU."""
+        try:
+            import tqdm
+        except ImportError:  # no tqdm, no monitor thread
+            pass
+        else:
+            tqdm.tqdm.monitor_interval = 0
         if not self.interpret:
             return
         import triton.language as tl
@@ -91,6 +102,7 @@ class HelionBackend(Backend):
 
         if libdevice is tl.math:
             return
+
         def late(name: str):
             # Looked up at call time: the interpreter swaps tl.math's functions only while a kernel runs.
             return lambda *args, **kwargs: getattr(tl.math, name)(*args, **kwargs)
@@ -100,7 +112,7 @@ class HelionBackend(Backend):
                 setattr(libdevice, name, late(name))
 
     def load(self, source: str, build_dir: Path):
-        self.prepare_interpreter()
+        self.prepare_worker()
         return super().load(source, Path(build_dir))
 
     def synchronize(self) -> None:

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     # support for libdevice math), so exemplars are checked as the engine would run them.
     from multikernelbench.backends.registry import get_backend
 
-    prepare = getattr(get_backend(args.backend), "prepare_interpreter", None)
+    prepare = getattr(get_backend(args.backend), "prepare_worker", None)
     if prepare is not None:
         prepare()
     failed = 0
