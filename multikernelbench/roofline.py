@@ -32,15 +32,30 @@ def slug(hardware: str) -> str:
 
 @lru_cache(maxsize=None)
 def load_peaks(hardware: str) -> dict[str, Any] | None:
-    """The measured peak table for this device name (e.g. "NVIDIA H200"), or None if none is committed."""
+    """The measured peak table for this device name (e.g. "NVIDIA H200"), or None if none is committed.
+
+    Only committed tables: the engine's roofline fraction (and the anti-cheat bound on it) rests on numbers
+    measured on a quiet device and reviewed, never on a table a busy host measured of itself."""
     path = HARDWARE_DIR / f"{slug(hardware)}.json"
     if not path.exists():
         return None
     return json.loads(path.read_text())
 
 
+def bandwidth_gbps(peaks: dict[str, Any], nbytes: int) -> float | None:
+    """Copy bandwidth for a task touching ``nbytes``: a table measured per working set (a CPU's, timed without
+    cache flushes) gives the rate of the largest measured set not above ``nbytes`` (the smallest set's below
+    that); a single number (a GPU's, timed with L2 flushed) is used as it is."""
+    curve = peaks.get("copy_bandwidth_by_bytes_gbps")
+    if not curve:
+        return peaks.get("copy_bandwidth_gbps")
+    sizes = sorted(int(k) for k in curve)
+    fitting = [s for s in sizes if s <= nbytes] or sizes[:1]
+    return curve[str(fitting[-1])]
+
+
 def bound_ms(peaks: dict[str, Any], dtype: str, flops: int, nbytes: int) -> float | None:
-    bw = peaks.get("copy_bandwidth_gbps")
+    bw = bandwidth_gbps(peaks, nbytes)
     rate = peaks.get(_COMPUTE_KEY.get(dtype, "fp32_matmul_tflops")) or peaks.get("fp32_matmul_tflops")
     if not bw or not rate:
         return None

@@ -155,7 +155,7 @@ def test_tables_name_the_hardware_and_show_sol(files):
     # CPU results are never set against the GPU's baseline: no SOL row, no hardware row, a note saying why
     assert "m / cpu" not in rows and "m / cpu" not in hw
     assert not data.find("m", "cpu").baseline.matches
-    assert any(n.startswith(f"m / cpu: no baseline measured on AMD EPYC 7B13 (the baseline is {GPU}")
+    assert any(n.startswith(f"m / cpu: no baseline file measured on AMD EPYC 7B13 (the baseline is {GPU}")
                for n in data.notes())
     assert any("stale for 1 task(s)" in n and "activation.tanh" in n for n in data.notes())
     assert any(n.startswith("m / cpu: no measured peak table for AMD EPYC 7B13") for n in data.notes())

@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
                    help="eager baseline (JSONL of `mkb baseline`) for the SOL score and the roofline scatter "
                         "(default: the reference GPU's, multikernelbench/baselines/cuda_h200.jsonl)")
     p.add_argument("--no-baseline", action="store_true", help="no baseline: no SOL table or scatter points")
+    p.add_argument("--no-host-peaks", action="store_true",
+                   help="do not measure this host's CPU peaks (a few seconds, once; cached under "
+                        "~/.cache/multikernelbench/hardware) when its results have no peak table")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (no matplotlib needed)")
     p.add_argument("--quiet", action="store_true", help="do not print the tables")
     p.set_defaults(func=run)
@@ -33,10 +36,16 @@ def run(args) -> int:
 
     try:
         baseline = None if args.no_baseline else load_baseline(args.baseline)
-        data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0], baseline=baseline)
+        data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0], baseline=baseline,
+                                measure_host=not args.no_host_peaks)
     except (FileNotFoundError, ValueError) as exc:
         print(f"mkb report: {exc}", file=sys.stderr)
         return 1
+    if data.measured_host:
+        from multikernelbench.host_peaks import cache_path
+
+        print(f"measured the CPU peaks of {data.measured_host} once: {cache_path(data.measured_host)}",
+              file=sys.stderr)
     report = build_report(data, plots=not args.no_plots)
     store = Path(args.store)
     out = Path(args.out) if args.out else store.with_name(f"{store.stem}-report")

@@ -49,18 +49,24 @@ class BaselineView:
         return sum(self.results_hardware.values()) > sum(self.unmatched_hardware.values())
 
 
-def baseline_for(baseline: Baseline | None):
+def baseline_for(baseline: Baseline | None, own_eager: dict[tuple[str, str], float] | None = None):
     """The scorer's per-result lookup: the eager roofline fraction of a matching baseline row, else None.
+
+    A result on hardware the baseline file was not measured on takes ``own_eager`` instead: the eager
+    reference's fraction timed in the same run on that same hardware (:mod:`.host_roofline`), when there is one.
 
     None also for a result on hardware without a measured peak table (it can have no roofline fraction, so
     every correct sample would be unmeasured while wrong ones scored 0), and for a result timed on another
     shape than the row (a CPU backend times a smaller shape than the GPU baseline did).
     """
-    if baseline is None:
+    own_eager = own_eager or {}
+    if baseline is None and not own_eager:
         return None
 
     def lookup(result: EvalResult) -> float | None:
-        if not result.hardware or load_peaks(result.hardware) is None or result.hardware not in baseline.hardware:
+        if baseline is None or result.hardware not in baseline.hardware:
+            return own_eager.get((result.hardware, result.task_id))
+        if not result.hardware or load_peaks(result.hardware) is None:
             return None
         status, row = baseline.match(result.task_id, result.task_hash)
         if status is not Match.OK or row is None:

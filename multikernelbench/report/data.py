@@ -16,7 +16,8 @@ from typing import Any, Iterable
 from multikernelbench.baselines import Baseline
 from multikernelbench.records import EvalResult, FailureKind, Status
 from multikernelbench.report.baseline_view import BaselineView, baseline_for, baseline_view
-from multikernelbench.roofline import load_peaks
+from multikernelbench.report.host_roofline import OwnEager, fill_rooflines, measure_this_host
+from multikernelbench.host_peaks import report_peaks
 from multikernelbench.scoring import Group, category_of, compute_scores, group_results
 from multikernelbench.store import ResultStore, StoredResult
 
@@ -72,11 +73,19 @@ class ReportData:
     alphas: list[float]
     source: str = ""
     baseline: Baseline | None = None  # the committed reference baseline the SOL score and scatter use
+    own_eager: OwnEager = field(default_factory=dict)  # SOL baseline of hardware without a baseline file
+    measured_host: str = ""  # this host's hardware, when the report measured its CPU peaks
 
     @property
     def compared(self) -> list[GroupReport]:
         """Groups with results on the baseline's own hardware (the only ones the baseline is compared with)."""
         return [g for g in self.groups if self.baseline is not None and g.baseline.compared]
+
+    @property
+    def with_sol(self) -> list[GroupReport]:
+        """Groups with a SOL score to show: against the baseline file, or the eager times of their own run."""
+        own = {hw for hw, _ in self.own_eager}
+        return [g for g in self.groups if g in self.compared or own & set(g.baseline.results_hardware)]
 
     @property
     def rows(self) -> list[str]:
@@ -106,14 +115,20 @@ class ReportData:
                 shown = ", ".join(g.baseline.stale[:10]) + (" ..." if len(g.baseline.stale) > 10 else "")
                 out.append(f"{g.name}: the baseline is stale for {len(g.baseline.stale)} task(s) (its row measured "
                            f"other task content; no SOL for them): {shown}.")
-            unpeaked = sorted(h for h in g.baseline.results_hardware if h and load_peaks(h) is None)
+            unpeaked = sorted(h for h in g.baseline.results_hardware if h and report_peaks(h) is None)
             if unpeaked:
                 out.append(f"{g.name}: no measured peak table for {', '.join(unpeaked)} (multikernelbench/hardware/), "
                            "so its results have no roofline fraction and no SOL score.")
             other = sorted(h or "unknown hardware" for h in g.baseline.unmatched_hardware)
+            own = sorted({h for h, _ in self.own_eager} & set(other))
             if ref and other:
-                out.append(f"{g.name}: no baseline measured on {', '.join(other)} (the baseline is {ref}; "
-                           "`mkb baseline` measures one): no SOL score or roofline scatter for those results.")
+                out.append(f"{g.name}: no baseline file measured on {', '.join(other)} (the baseline is {ref}; "
+                           "`mkb baseline` measures one): no roofline scatter for those results"
+                           + (f"; their SOL score is against the eager reference timed in the same run on "
+                              f"{', '.join(own)}." if own else ", and no SOL score."))
+            elif own:
+                out.append(f"{g.name}: SOL score against the eager reference timed in the same run on "
+                           f"{', '.join(own)} (no baseline file).")
             if g.missing_ks:
                 out.append(f"{g.name}: some task has only {g.group.min_samples()} sample(s), so "
                            f"k={', '.join(map(str, g.missing_ks))} is not reported (n/a).")
@@ -123,13 +138,14 @@ class ReportData:
         return out
 
 
-def group_report(group: Group, ks: list[int], alphas: list[float], baseline: Baseline | None = None) -> GroupReport:
+def group_report(group: Group, ks: list[int], alphas: list[float], baseline: Baseline | None = None,
+                 own_eager: OwnEager | None = None) -> GroupReport:
     n_min = group.min_samples()
     usable = [k for k in ks if k <= n_min]
     missing = [k for k in ks if k > n_min]
     scores = None
     if group.tasks:
-        preds, refs, cats = group.metric_inputs(baseline_for(baseline))
+        preds, refs, cats = group.metric_inputs(baseline_for(baseline, own_eager))
         # k=1 is always computed: the per-category Pass@1 table needs it even if the user asked for other ks.
         scores = compute_scores(preds, refs, k=sorted(set(usable) | {1}), alphas=alphas, categories=cats)
     rep = GroupReport(group, usable, missing, scores, baseline=baseline_view(group, baseline))
@@ -150,19 +166,27 @@ def group_report(group: Group, ks: list[int], alphas: list[float], baseline: Bas
 
 def build_report_data(stored: Iterable[StoredResult], ks: Iterable[int] = (1,),
                       alphas: Iterable[float] = (1.0,), source: str = "",
-                      baseline: Baseline | None = None) -> ReportData:
+                      baseline: Baseline | None = None, measure_host: bool = False) -> ReportData:
+    """``measure_host``: measure this host's CPU peaks first (a few seconds, once: cached) when some result
+    was measured here and has no peak table, so CPU results get roofline fractions and SOL scores."""
     ks = sorted({int(k) for k in ks})
     alphas = sorted({float(a) for a in alphas})
-    groups = [group_report(g, ks, alphas, baseline) for g in group_results(stored)]
-    return ReportData(groups, ks, alphas, source, baseline)
+    stored = list(stored)
+    measured = measure_this_host(stored) if measure_host else False
+    stored, own_eager = fill_rooflines(stored)
+    groups = [group_report(g, ks, alphas, baseline, own_eager) for g in group_results(stored)]
+    from multikernelbench.report.host_roofline import this_host_hardware
+
+    return ReportData(groups, ks, alphas, source, baseline, own_eager, this_host_hardware() if measured else "")
 
 
 def load_report_data(store_path: str | Path, ks: Iterable[int] = (1,), alphas: Iterable[float] = (1.0,),
-                     baseline: Baseline | None = None) -> ReportData:
+                     baseline: Baseline | None = None, measure_host: bool = False) -> ReportData:
     """The report's data from a store; ``baseline`` (e.g. :func:`multikernelbench.baselines.load_baseline`)
     gives the SOL score and the roofline scatter their eager reference point."""
     path = Path(store_path)
     if not path.exists():
         raise FileNotFoundError(f"results store {path} does not exist (run `mkb demo` or `mkb eval` first)")
     with ResultStore(path) as store:
-        return build_report_data(list(store.labelled()), ks, alphas, source=str(path), baseline=baseline)
+        return build_report_data(list(store.labelled()), ks, alphas, source=str(path), baseline=baseline,
+                                 measure_host=measure_host)

@@ -141,12 +141,13 @@ def sol_table(data: ReportData) -> Table:
     """Mean SOL score (all tasks, then per category) per model and platform."""
     cats = data.categories
     rows = []
-    for g in data.compared:
+    for g in data.with_sol:
         s = g.scores or {}
         per = s.get("per_category", {})
         rows.append([g.name, fraction_text(s.get("sol_mean")), str(s.get("sol_num_tasks", 0))]
                     + [fraction_text(per[c].get("sol_mean")) if c in per else NA for c in cats])
-    where = data.baseline.label if data.baseline is not None else "no baseline"
+    where = " / ".join(x for x in [data.baseline.label if data.compared else "",
+                                    "own run's eager times" if data.own_eager else ""] if x) or "no baseline"
     return Table("sol", "Speed-of-light score per category", ["Model / platform", "all", "SOL tasks"] + cats,
                  rows, note=f"Mean over tasks of each task's mean sample score: 0 wrong, 0.5 at the eager baseline "
                             f"({where}), 1.0 at the roofline bound, log scale between (metric card: "
@@ -201,6 +202,8 @@ def all_tables(data: ReportData) -> list[Table]:
     split = task_set_table(data)
     if split is not None:
         tables.append(split)
-    if data.compared:  # only results measured on the baseline's own hardware are set against it
-        tables += [sol_table(data), baseline_table(data)]
+    if data.with_sol:  # only results measured on the baseline's own hardware are set against it
+        tables.append(sol_table(data))
+    if data.compared:
+        tables.append(baseline_table(data))
     return tables + [failure_table(data)]
