@@ -46,8 +46,11 @@ def pick(manifest: list[dict], n: int) -> list[dict]:
 
 
 def _exports(so: Path) -> list[str]:
+    """Strong dynamic definitions (``PyInit_<name>``, the candidate's functions and kernels, their stubs). Weak
+    ones (inline instantiations) differ with the size of the translation unit, not with its meaning (see
+    tests/test_cuda_light_headers.py)."""
     out = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True, text=True).stdout
-    return sorted({line.split()[-1] for line in out.splitlines() if line.strip()})
+    return sorted({p[2] for p in (line.split() for line in out.splitlines()) if len(p) == 3 and p[1] in "TDBR"})
 
 
 def build_one_child(argv: list[str]) -> int:
