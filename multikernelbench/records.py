@@ -113,6 +113,10 @@ class EvalResult:
     #: The parent's clock: the candidate's unexplained time per call beyond the reference's in the same
     #: worker (ms; ~0 when honest; see engine/clock_audit.py).
     outside_clock_ms: float | None = None
+    #: ``--fresh-shapes``: how many shapes drawn this run from the task's SHAPE_RANGES passed (0: the task
+    #: declares none, so none could be checked); None when the run did not ask for them. The runner reuses a
+    #: stored correct result for a run that asks for fresh shapes only when this is set.
+    fresh_shapes_checked: int | None = None
     flags: list[str] = field(default_factory=list)  # non-fatal warnings (suspicious speedup, ...)
     hardware: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -145,8 +149,20 @@ class EvalResult:
         for key in ("candidate_timing", "eager_timing", "compile_timing", "clean_eager_timing"):
             if d.get(key):
                 d[key] = TimingStats(**d[key])
+        if "fresh_shapes_checked" not in d:  # a record made before the field: its flag said the same
+            d["fresh_shapes_checked"] = _legacy_fresh_shapes(d.get("flags") or [])
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _legacy_fresh_shapes(flags: list[str]) -> int | None:
+    """``fresh_shapes_checked`` of a stored record older than the field, from the flag it had instead
+    (``fresh shapes: K passed`` / ``fresh shapes: not checked ...`` / ``fresh shapes: failed``)."""
+    for flag in flags:
+        if isinstance(flag, str) and flag.startswith("fresh shapes:"):
+            words = flag.split()
+            return int(words[2]) if len(words) > 3 and words[2].isdigit() and words[3] == "passed" else 0
+    return None
 
 
 def _to_jsonable(obj: Any) -> Any:

@@ -72,7 +72,8 @@ def main() -> None:
                 build = root / "cpu" / f"cand{i}"
                 t0 = time.perf_counter()
                 w = Worker("device", backend.worker_env(build), zygote=zygote).start()
-                w.request(Setup(backend="cpu", backend_options={}, build_dir=str(build), threads=1).to_header())
+                w.send(Setup(backend="cpu", backend_options={}, build_dir=str(build), threads=1).to_header())
+                w.receive(time.monotonic() + 60, "the reply to Setup")
                 starts.append((time.perf_counter() - t0) * 1e3)
                 w.close()
         finally:

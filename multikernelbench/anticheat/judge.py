@@ -7,9 +7,8 @@ a failed parent-side check into a pass.
 
 from __future__ import annotations
 
-from typing import Any
-
 from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.wire import Evidence
 
 #: aten ops a candidate's forward may call: allocation, views, copies, metadata. Anything else the worker's
 #: dispatcher recording (:class:`multikernelbench.anticheat.runtime.OpRecorder`) saw during the forward is
@@ -26,13 +25,13 @@ HELPER_OPS = frozenset({
 })
 
 
-def library_ops(ops: dict[str, int], extra_allowed: list[str] = ()) -> list[str]:
+def library_ops(ops: dict[str, int], extra_allowed: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The recorded ops (``namespace::name`` -> count) that are not on the helper allow-list."""
     allowed = HELPER_OPS | {o.split("::")[-1] for o in extra_allowed}
     return sorted(o for o in ops if o.split("::")[-1] not in allowed)
 
 
-def behaviour_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig) -> list[str]:
+def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig) -> list[str]:
     """Findings that do not depend on output values: judged before outputs are compared."""
     if not cfg.runtime_checks or not evidence:
         return []
@@ -57,7 +56,7 @@ def behaviour_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig) ->
     return out
 
 
-def kernel_findings(evidence: dict[str, Any] | None, cfg: AntiCheatConfig, expect_probe: bool) -> list[str]:
+def kernel_findings(evidence: Evidence | None, cfg: AntiCheatConfig, expect_probe: bool) -> list[str]:
     """"The candidate's own kernel does the work": judged after the outputs were found correct."""
     if not cfg.require_custom_kernel or not cfg.runtime_checks:
         return []

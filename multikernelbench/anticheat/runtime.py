@@ -21,6 +21,8 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from multikernelbench.engine.wire import Evidence
+
 _SHARED_LIB_SUFFIXES = (".so", ".pyd", ".dylib")
 
 
@@ -326,9 +328,9 @@ def aliased_outputs(outputs: list[Any], inputs: list[Any]) -> list[int]:
     return out
 
 
-def observe(call: Callable[[], Any], probe: Any, record_ops: bool) -> tuple[Any, dict[str, Any]]:
+def observe(call: Callable[[], Any], probe: Any, record_ops: bool) -> tuple[Any, Evidence]:
     """Run one forward under the dispatcher recorder and the backend's own-kernel probe."""
-    evidence: dict[str, Any] = {}
+    evidence: Evidence = {}
     recorder = OpRecorder() if record_ops else None
     if recorder is not None:
         with recorder:

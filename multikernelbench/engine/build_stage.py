@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from multikernelbench.anticheat.static import check_task_candidate
@@ -21,6 +20,7 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_stage import worker_limits
 from multikernelbench.engine.messages import Compile, Compiled, Setup
+from multikernelbench.engine.outcomes import BuildOutcome, record
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.records import EvalResult, Status
@@ -46,15 +46,6 @@ def write_marker(build_dir: Path, seconds: float) -> None:
     os.replace(tmp, build_dir / MARKER)  # readers never see a half-written marker
 
 
-@dataclass
-class BuildOutcome:
-    """``ok``: built (or found built), go on to the device stage; else ``result`` holds the final verdict."""
-
-    ok: bool
-    result: EvalResult
-    cached: bool = False
-
-
 class BuildStage:
     def __init__(self, backend: Backend, config: EngineConfig, trace: Trace, zygote=None) -> None:
         self.backend, self.config, self.trace, self.zygote = backend, config, trace, zygote
@@ -75,32 +66,37 @@ class BuildStage:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
 
     def run(self, task: Task, cand: Candidate, result: EvalResult) -> BuildOutcome:
+        """:meth:`build`, its outcome written into ``result`` (the Ray lanes' entry point)."""
+        outcome = self.build(task, cand)
+        outcome.result = record(result, outcome)
+        return outcome
+
+    def build(self, task: Task, cand: Candidate) -> BuildOutcome:
+        """Static checks, then the build (or the cached one); never touches a record."""
         ac = self.config.anticheat
         if ac.static_checks:
             findings = check_task_candidate(cand.source, task, self.backend.name, ac.require_custom_kernel)
             if findings:
-                result.status = Status.CHEAT_DETECTED
-                result.message = "static check: " + "; ".join(str(f) for f in findings[:10])
-                return BuildOutcome(False, result)
+                return BuildOutcome(False, Status.CHEAT_DETECTED,
+                                    message="static check: " + "; ".join(str(f) for f in findings[:10]))
         build_dir = self.build_dir(cand)
         build_dir.mkdir(parents=True, exist_ok=True)
         with file_lock(build_dir / ".mkb_build.lock"):
             seconds = read_marker(build_dir)
             if seconds is not None:  # build cache keyed by code hash
-                result.compile_time_s = seconds
-                return BuildOutcome(True, result, cached=True)
+                return BuildOutcome(True, compile_time_s=seconds, cached=True)
             gate = self.gate
             if gate is None:
-                return self._build(task, cand, build_dir, result)
+                return self._build(task, cand, build_dir)
             with gate:
-                return self._build(task, cand, build_dir, result)
+                return self._build(task, cand, build_dir)
 
-    def _build(self, task: Task, cand: Candidate, build_dir: Path, result: EvalResult) -> BuildOutcome:
+    def _build(self, task: Task, cand: Candidate, build_dir: Path) -> BuildOutcome:
         ac = self.config.anticheat
         who = trace_label(task.id, cand.code_hash)
         t0 = time.perf_counter()
         self.trace(who, "build start")
-        ok = True
+        outcome = BuildOutcome(True)
         session = None
         cpu_s = None
         try:
@@ -113,24 +109,23 @@ class BuildStage:
             reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling",
                                     expect=Compiled)
             if not reply.ok:
-                ok = False
-                result.status, result.message = Status.COMPILE_ERROR, reply.message
+                outcome = BuildOutcome(False, Status.COMPILE_ERROR, message=reply.message)
         except Verdict as v:
-            ok = False
-            result.status, result.failure, result.message = v.status, v.failure, v.message
-            if v.status == Status.RUNTIME_ERROR:  # an exception while building/importing is a compile error
-                result.status = Status.COMPILE_ERROR
+            # an exception while building/importing is a compile error
+            status = Status.COMPILE_ERROR if v.status == Status.RUNTIME_ERROR else v.status
+            outcome = BuildOutcome(False, status, v.failure, v.message)
         finally:
             if session is not None:
-                result.stdout = session.stdout()
-                if ok:  # the worker and every compiler it waited for, read before it goes
-                    cpu_s = process_cpu_seconds(session.worker.proc.pid)
+                outcome.stdout = session.stdout()
+                proc = session.worker.proc
+                if outcome.ok and proc is not None:  # the worker and every compiler it waited for, read before it goes
+                    cpu_s = process_cpu_seconds(proc.pid)
                 session.close()
-        result.compile_time_s = time.perf_counter() - t0
-        self.trace(who, f"build end after {result.compile_time_s:.1f} s: "
-                        f"{'ok' if ok else result.status.value}")
-        if ok:
-            write_marker(build_dir, result.compile_time_s)
+        seconds = outcome.compile_time_s = time.perf_counter() - t0
+        self.trace(who, f"build end after {seconds:.1f} s: "
+                        f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")
+        if outcome.ok:
+            write_marker(build_dir, seconds)
             if cpu_s is not None and self.gate is not None:
-                self.gate.add(BuildSample(cpu_s, result.compile_time_s))
-        return BuildOutcome(ok, result)
+                self.gate.add(BuildSample(cpu_s, seconds))
+        return outcome

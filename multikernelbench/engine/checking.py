@@ -50,11 +50,13 @@ def compare_outputs(outputs: list[torch.Tensor], expected: list[torch.Tensor], a
         nan_mismatch = torch.isnan(o) != torch.isnan(r)
         if nan_mismatch.any():
             return CheckOutcome(False, FailureKind.NON_FINITE,
-                                f"output {i}: {int(nan_mismatch.sum())} NaN value(s) where the reference has none{where}")
+                                f"output {i}: {int(nan_mismatch.sum())} NaN value(s) where the reference has "
+                                f"none{where}")
         finite = torch.isfinite(r) & torch.isfinite(o)
         inf_mismatch = (~finite) & (o != r) & ~torch.isnan(r)
         if inf_mismatch.any():
-            return CheckOutcome(False, FailureKind.NON_FINITE, f"output {i}: infinities differ from the reference{where}")
+            return CheckOutcome(False, FailureKind.NON_FINITE,
+                                f"output {i}: infinities differ from the reference{where}")
         diff = torch.where(finite, (o - r).abs(), torch.zeros_like(o))
         bound = atol + rtol * r.abs()
         bad = diff > torch.where(finite, bound, torch.full_like(bound, float("inf")))

@@ -39,7 +39,7 @@ import statistics
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from multikernelbench.engine.messages import FreshAsk
 from multikernelbench.timing.loop import Phase
@@ -143,7 +143,7 @@ class Audit:
 
 
 def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int],
-              fns: list[str]) -> tuple[list[Interval], list[str]]:
+              fns: Sequence[str]) -> tuple[list[Interval], list[str]]:
     """The timed samples paired with their requests, and every way the requests break the loop's pattern."""
     problems: list[str] = []
     asks = log.asks
@@ -191,7 +191,7 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
     return out, problems
 
 
-def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fns: list[str], candidate: str,
+def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fns: Sequence[str], candidate: str,
           reference: str, clean: CleanBaseline | None, cfg: AuditConfig) -> Audit:
     """Judge one Time request of a candidate's worker (see the module docstring)."""
     ivs, problems = intervals(log, series, calls, fns)

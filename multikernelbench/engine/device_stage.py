@@ -9,23 +9,28 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
+from typing import Any, Callable
 from dataclasses import asdict
 from pathlib import Path
 
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
-from multikernelbench.engine.checking import compare_outputs, inputs_unchanged, meta_mismatch, sample_flat, sample_positions
+from multikernelbench.engine.checking import (compare_outputs, inputs_unchanged, meta_mismatch, sample_flat,
+                                              sample_positions)
 from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
-from multikernelbench.engine.fresh import CANDIDATE, FreshPlanner
-from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
+from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
-                                              Load, Setup, Time, Timed, TurnGranted)
+                                              FreshAsk, FreshGrant, Load, Setup, Time, Timed, TurnGranted)
+from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
+from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
+from multikernelbench.engine.wire import CheckPayload, Evidence, Series, TimedPayload
+from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.util.procs import Limits
 
@@ -40,19 +45,23 @@ class CandidateEvaluation:
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
                  seeds: SeedSource, refs: ReferenceService, *, env_extra: dict[str, str] | None = None,
-                 zygote=None, trace: Trace | None = None, device_lock=None,
+                 zygote=None, trace: Trace | None = None, device_lock: threading.Lock | None = None,
                  clean: CleanReference | None = None) -> None:
         self.task, self.source, self.build_dir = task, source, Path(build_dir)
         #: Held around every step that runs kernels on the device (checks, timing, reading back verified
         #: outputs, ending a worker) when several lanes share one GPU; a worker's start, load and its
         #: torch.compile run outside it (a compile request takes turns for its device steps).
-        self.device_lock = device_lock if device_lock is not None else contextlib.nullcontext()
+        self.device_lock: contextlib.AbstractContextManager[Any] = \
+            device_lock if device_lock is not None else contextlib.nullcontext()
+        self._shared_lock = device_lock  # taken and given back by the worker's DeviceTurn requests
         self.shares_device = device_lock is not None
         self._turn_held = False
         self.backend, self.config, self.seeds, self.refs = backend, config, seeds, refs
         self.env = {**backend.worker_env(self.build_dir), **(env_extra or {})}
         self.zygote = zygote
-        self.report = CorrectnessReport()
+        #: What this stage found so far; :meth:`evaluate` returns it (a harness error leaves it partial).
+        self.outcome = DeviceOutcome()
+        self.report = self.outcome.correctness
         self.expect_probe = backend.kernel_probe(self.build_dir) is not None
         self.trace = trace if trace is not None else Trace(config.trace_path)  # no-op without a path
         self.who = trace_label(task.id, self.build_dir.name)  # the build dir is named by the code hash
@@ -77,23 +86,28 @@ class CandidateEvaluation:
         return session
 
     def run(self, result: EvalResult) -> EvalResult:
+        """:meth:`evaluate`, its outcome written into ``result`` (the Ray lanes' entry point)."""
+        return record(result, self.evaluate())
+
+    def evaluate(self) -> DeviceOutcome:
+        """Load, check and time the candidate; the verdict and measurements as an outcome (never a record)."""
+        out = self.outcome
         if self.config.candidate_timeout_s > 0:
             self.deadline = time.monotonic() + self.config.candidate_timeout_s
         try:
-            self._evaluate(result)
-            result.status, result.message = Status.CORRECT, ""
+            self._evaluate(out)
+            out.status, out.message = Status.CORRECT, ""
         except Verdict as v:
-            result.status, result.message, result.failure = v.status, v.message, v.failure
+            out.status, out.message, out.failure = v.status, v.message, v.failure
             if v.status == Status.TIMEOUT and self.sessions and self.sessions[-1].budget_cut \
                     and "budget" not in v.message:
-                result.message = (f"{v.message} (the request's timeout was cut to what was left of the "
-                                  f"candidate's {self.config.candidate_timeout_s:.0f} s device-stage budget)")
+                out.message = (f"{v.message} (the request's timeout was cut to what was left of the "
+                               f"candidate's {self.config.candidate_timeout_s:.0f} s device-stage budget)")
         finally:
             if self.sessions:
-                result.stdout = self.sessions[-1].stdout()
+                out.stdout = self.sessions[-1].stdout()
             self._end()
-        result.correctness = self.report
-        return result
+        return out
 
     def _end(self) -> None:
         """Ends the workers under the device lock: a worker's exit tears down its CUDA context and frees its
@@ -111,42 +125,44 @@ class CandidateEvaluation:
                 s.close()
             self.trace(self.who, f"end_workers end after {time.perf_counter() - t0:.1f} s")
 
-    def _evaluate(self, result: EvalResult) -> None:
+    def _evaluate(self, out: DeviceOutcome) -> None:
         session = self._session()
         seeds = self.seeds.for_task(self.task)
         if not self.config.reference_only:
             with self.device_lock:
                 for k, (shape, seed) in enumerate(seeds.trials):
                     self._trial(session, shape, seed, seeds.weight, first=k == 0)
-                self._fresh_shapes(session, result, seeds.weight)
+                self._fresh_shapes(session, out, seeds.weight)
             if self.config.skip_timing or not self.backend.timing_available:
                 if not self.backend.timing_available:
-                    result.flags.append("timing unavailable on this backend/device (correctness only)")
+                    out.flags.append("timing unavailable on this backend/device (correctness only)")
                 return
-        session, shape, compiled, planner = self._prepare_timing(session, result, seeds.weight)
+        session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
             if self.config.reference_only:
-                self._time_reference(session, result, seeds.weight, shape, compiled, planner)
+                self._time_reference(session, out, seeds.weight, shape, compiled, planner)
             else:
-                self._time(session, result, seeds.weight, shape, compiled, planner)
+                self._time(session, out, seeds.weight, shape, compiled, planner)
 
-    def _fresh_shapes(self, session: WorkerSession, result: EvalResult, weight_seed: int) -> None:
+    def _fresh_shapes(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int) -> None:
         """``--fresh-shapes K``: the same trial on K shapes drawn this run from the task's declared ranges
         (never shown in a prompt), so a kernel specialised to the visible test shapes fails here."""
         if self.config.fresh_shapes <= 0:
             return
         trials = self.seeds.fresh_shape_trials(self.task, self.config.fresh_shapes)
         if trials is None:
-            result.flags.append("fresh shapes: not checked (the task declares no SHAPE_RANGES)")
+            out.flags.append("fresh shapes: not checked (the task declares no SHAPE_RANGES)")
+            out.fresh_shapes_checked = 0
             return
         for shape, seed in trials:
             try:
                 self._trial(session, shape, seed, weight_seed, first=False)
             except Verdict as v:
-                result.flags.append("fresh shapes: failed")
+                out.flags.append("fresh shapes: failed")
                 v.message = f"on a fresh shape (drawn from the task's SHAPE_RANGES, not a test shape): {v.message}"
                 raise
-        result.flags.append(f"fresh shapes: {len(trials)} passed")
+        out.flags.append(f"fresh shapes: {len(trials)} passed")
+        out.fresh_shapes_checked = len(trials)
 
     def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:
         """An INCORRECT verdict on a correctness trial, recorded in the correctness report."""
@@ -161,11 +177,12 @@ class CandidateEvaluation:
         reply, payload = session.call(Check(shape=shape, weight_seed=weight_seed, report_busy=first), inputs,
                                       timeout=self.config.run_timeout_s, what=f"running on shape {shape}",
                                       expect=Checked)
-        outcome = compare_outputs(payload["outputs"], expected, self.task.atol, self.task.rtol, shape)
+        got: CheckPayload = payload
+        outcome = compare_outputs(got["outputs"], expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
             raise self._fail(outcome.failure, outcome.message, shape)
-        ok, why = inputs_unchanged(inputs, payload["inputs_after"])
+        ok, why = inputs_unchanged(inputs, got["inputs_after"])
         if not ok:
             raise self._fail(FailureKind.INPUT_MODIFIED, f"{why} (shape {shape})", shape)
         self._judge_kernel(reply.evidence, f"on shape {shape}")
@@ -176,7 +193,7 @@ class CandidateEvaluation:
                 raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: " + "; ".join(found))
         self.report.passed += 1
 
-    def _judge_kernel(self, evidence: dict | None, where: str) -> None:
+    def _judge_kernel(self, evidence: Evidence | None, where: str) -> None:
         found = judge.kernel_findings(evidence, self.config.anticheat, self.expect_probe)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, f"{where}: " + "; ".join(found))
@@ -185,18 +202,18 @@ class CandidateEvaluation:
         self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
         self.report.max_rel_err = max(self.report.max_rel_err or 0.0, outcome.max_rel_err)
 
-    def _prepare_timing(self, session: WorkerSession, result: EvalResult,
+    def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
         """The timing shape, the torch.compile baseline when asked for (its session may be a fresh one),
         and the planner that grants this timing request's fresh seeds."""
         shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
         compiled = False
         if self.config.timing.compile_baseline:
-            session, compiled = self._compile_baseline(session, result, shape, weight_seed)
+            session, compiled = self._compile_baseline(session, out, shape, weight_seed)
         planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
         return session, shape, compiled, planner
 
-    def _time(self, session: WorkerSession, result: EvalResult, weight_seed: int, shape: dict, compiled: bool,
+    def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
               planner: FreshPlanner) -> None:
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
@@ -211,7 +228,7 @@ class CandidateEvaluation:
             timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=_logged(log, planner))
         log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
-        result.timing_shape = dict(shape)
+        out.timing_shape = dict(shape)
         stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
         claimed = sum(s.mean_ms * s.runs for s in stats.values())
         if claimed > parent_wall_ms * 1.05 + 50:
@@ -219,23 +236,23 @@ class CandidateEvaluation:
                           f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
         if reply.fresh_calls:
             self.fresh_overhead_ms = reply.fresh_ms / reply.fresh_calls
-            result.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
+            out.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
-        fns = [CANDIDATE, "eager"] + (["compiled"] if compiled else [])
-        judge_clock(log, reply, fns, clean, cfg.anticheat, result)  # raises Verdict on work outside the clock
+        fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
+        judge_clock(log, reply, fns, clean, cfg.anticheat, out)  # raises Verdict on work outside the clock
         if cfg.check_timed_outputs:
             self._verify_timed(planner, reply, payload, shape, weight_seed)
-        result.candidate_timing = stats["candidate"]
-        result.eager_timing = stats["eager"]
-        result.compile_timing = stats.get("compiled")
-        result.speedup = stats["eager"].median_ms / stats["candidate"].median_ms
-        if "compiled" in stats:
-            result.speedup_compile = stats["compiled"].median_ms / stats["candidate"].median_ms
-        apply_clean_reference(result, clean, cfg.anticheat)
-        result.roofline_fraction = self._roofline(on_cpu, stats["candidate"].median_ms)
+        cand = out.candidate_timing = stats[Series.CANDIDATE]
+        eager = out.eager_timing = stats[Series.EAGER]
+        out.compile_timing = stats.get(Series.COMPILED)
+        out.speedup = eager.median_ms / cand.median_ms
+        if out.compile_timing is not None:
+            out.speedup_compile = out.compile_timing.median_ms / cand.median_ms
+        apply_clean_reference(out, clean, cfg.anticheat)
+        out.roofline_fraction = self._roofline(on_cpu, cand.median_ms)
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")
-        found = judge.timing_findings(result.speedup, result.roofline_fraction, cfg.anticheat)
+        found = judge.timing_findings(out.speedup, out.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
 
@@ -270,7 +287,7 @@ class CandidateEvaluation:
 
         return self.clean.get((self.task.id, tuple(sorted(shape.items())), weight_seed), compute)
 
-    def _time_reference(self, session: WorkerSession, result: EvalResult, weight_seed: int, shape: dict,
+    def _time_reference(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict,
                         compiled: bool, planner: FreshPlanner) -> None:
         """The suite baseline: the reference (and its torch.compile form) timed alone, by the same timer on
         the same fresh inputs as candidates are; the roofline fraction is the eager reference's."""
@@ -282,16 +299,18 @@ class CandidateEvaluation:
             timeout=cfg.run_timeout_s + 4 * cfg.timing.budget_s, what=f"timing the reference on shape {shape}",
             expect=Timed, on_fresh=planner.answer)
         stats = {name: TimingStats(**st) for name, st in reply.stats.items()}
-        result.timing_shape = dict(shape)
-        result.eager_timing = stats["eager"]
-        result.compile_timing = stats.get("compiled")
-        result.roofline_fraction = self._roofline(on_cpu, stats["eager"].median_ms)
+        out.timing_shape = dict(shape)
+        out.eager_timing = stats[Series.EAGER]
+        out.compile_timing = stats.get(Series.COMPILED)
+        out.roofline_fraction = self._roofline(on_cpu, out.eager_timing.median_ms)
 
-    def _verify_timed(self, planner: FreshPlanner, reply: Timed, payload, shape: dict, weight_seed: int) -> None:
+    def _verify_timed(self, planner: FreshPlanner, reply: Timed, payload: TimedPayload | None, shape: dict,
+                      weight_seed: int) -> None:
         """Compare the sampled outputs of the verified timed calls with the reference for the same fresh
         seeds, computed now on the parent's device (never while the worker was timing)."""
         cfg = self.config
-        got = (payload or {}).get("verified", [])
+        timed: TimedPayload | None = payload if isinstance(payload, dict) else None
+        got = timed.get("verified", []) if timed else []
         if len(got) != len(planner.checks) or len(reply.verified_meta) != len(planner.checks):
             raise Verdict(Status.CHEAT_DETECTED, f"the worker returned {len(got)} sampled timed output(s) for "
                           f"{len(planner.checks)} verified call(s) (tampered with?)")
@@ -311,7 +330,7 @@ class CandidateEvaluation:
             raise Verdict(Status.INCORRECT, f"output of a timed run is wrong (fresh inputs, verified after the "
                           f"call): {message}", FailureKind.TIMED_OUTPUT_MISMATCH)
 
-    def _compile_baseline(self, session: WorkerSession, result: EvalResult, shape: dict,
+    def _compile_baseline(self, session: WorkerSession, out: DeviceOutcome, shape: dict,
                           weight_seed: int) -> tuple[WorkerSession, bool]:
         """torch.compile of the reference, as its own request. The harness's baseline failing is not the
         candidate's failure: the result is flagged and timed against eager alone (in a fresh worker, with the
@@ -329,15 +348,15 @@ class CandidateEvaluation:
             finally:
                 if self._turn_held:  # whatever the worker did, the GPU is free again when its request ends
                     self._turn_held = False
-                    self.device_lock.release()
+                    self._shared().release()
             if reply.torch_rebinds:
-                result.flags.append("torch API rebound while the baseline compiled (not judged): "
+                out.flags.append("torch API rebound while the baseline compiled (not judged): "
                                     + ", ".join(reply.torch_rebinds[:20]))
             return session, True
         except Verdict as v:
             if v.status == Status.CHEAT_DETECTED:
                 raise
-            result.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
+            out.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
             if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
                 session = self._session()
             return session, False
@@ -346,14 +365,18 @@ class CandidateEvaluation:
         """The worker's GPU steps inside its compile request wait for the lanes' shared lock (worker side:
         engine/device_turns.py)."""
         if ask.take and not self._turn_held:
-            self.device_lock.acquire()
+            self._shared().acquire()
             self._turn_held = True
             self.trace(self.who, "device turn taken")
         elif not ask.take and self._turn_held:
             self.trace(self.who, "device turn given back")  # before the release: the trace stays ordered
             self._turn_held = False
-            self.device_lock.release()
+            self._shared().release()
         return TurnGranted()
+
+    def _shared(self) -> threading.Lock:
+        assert self._shared_lock is not None, "device turns are taken only when lanes share the GPU"
+        return self._shared_lock
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction
@@ -362,10 +385,10 @@ class CandidateEvaluation:
         return roofline_fraction(self.backend.hardware(), self.task.dtype, flops, nbytes, median_ms)
 
 
-def _logged(log: AskLog, planner: FreshPlanner):
+def _logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk], FreshGrant]:
     """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it."""
 
-    def answer(ask):
+    def answer(ask: FreshAsk) -> FreshGrant:
         log.record(ask)
         return planner.answer(ask)
 

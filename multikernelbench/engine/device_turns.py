@@ -51,7 +51,7 @@ class DeviceTurns:
         try:
             from torch._dynamo.callback import callback_handler
         except ImportError:
-            callback_handler = None
+            callback_handler = None  # type: ignore[assignment]  # this torch has no compile callbacks
         if callback_handler is None:
             self.take()
             yield

@@ -30,9 +30,8 @@ import torch
 from multikernelbench.engine.checking import sample_flat, sample_positions
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.timing.config import TimingConfig
+from multikernelbench.engine.wire import Series
 from multikernelbench.timing.loop import Fresh, Phase
-
-CANDIDATE = "candidate"
 
 
 class BadTimedOutput(Exception):
@@ -75,7 +74,7 @@ class FreshInputs(Fresh):
 
     def renew(self, name: str, calls: int, phase: Phase = Phase.PLAN) -> None:
         t0 = time.perf_counter()
-        if name != CANDIDATE and self._pin is not None:
+        if name != Series.CANDIDATE and self._pin is not None:
             for change in self._pin():
                 if change not in self.state_changes:
                     self.state_changes.append(change)
@@ -143,7 +142,7 @@ class FreshPlanner:
     def answer(self, ask: FreshAsk) -> FreshGrant:
         verify: list[list[int]] = []
         previous = self._last.get(ask.fn)
-        if ask.fn == CANDIDATE and previous:
+        if ask.fn == Series.CANDIDATE and previous:
             final = ask.calls == 0
             wanted = self.rng.random() < self.cfg.verify_fraction
             if final and len(self.checks) < self.cfg.min_verified:

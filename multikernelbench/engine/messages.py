@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from multikernelbench.engine.wire import Evidence
+
 
 class ErrorKind(str, enum.Enum):
     """Why a request failed inside the worker."""
@@ -172,7 +174,7 @@ class FreshGrant(Message):
 class Failed(Message):
     kind: ErrorKind
     error: str
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", ErrorKind(self.kind))
@@ -182,7 +184,7 @@ class Failed(Message):
 class Done(Message):
     """Success with nothing more to say than the behaviour evidence collected meanwhile."""
 
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass(frozen=True)
@@ -191,32 +193,32 @@ class Compiled(Message):
     message: str = ""
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass(frozen=True)
 class Checked(Message):
-    """Payload: {"outputs": [...], "inputs_after": [...]}."""
+    """Payload: :class:`~multikernelbench.engine.wire.CheckPayload`."""
 
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass(frozen=True)
 class BaselineCompiled(Message):
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     torch_rebinds: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Timed(Message):
-    """Payload: {"verified": [[values of each output at the sampled positions], ...]} in grant order."""
+    """Payload: :class:`~multikernelbench.engine.wire.TimedPayload`."""
 
     stats: dict[str, dict[str, Any]]
     wall_ms: float
     verified_meta: list[list[list[Any]]]  # per verified call: [[shape, dtype], ...] of each output
     fresh_calls: int  # calls that ran on freshly granted inputs
     fresh_ms: float  # wall time spent renewing inputs (outside the clock)
-    evidence: dict[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     #: Every timed sample's time per call in the order taken, and the calls each sample made, per callable:
     #: what the parent's clock audit matches with the arrival times of the sample requests.
     series: dict[str, list[float]] = field(default_factory=dict)

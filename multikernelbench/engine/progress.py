@@ -30,7 +30,10 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress, TaskID
 
 #: How each stage is named on screen.
 TITLES = {"compile": "building", "evaluate": "checking+timing", "pch": "precompiling headers"}
@@ -127,8 +130,8 @@ class Progress:
         self._state = _State()
         self._lock = threading.RLock()
         self._t0 = time.monotonic()
-        self._bar = None
-        self._ids: dict[str, int] = {}
+        self._bar: RichProgress | None = None
+        self._ids: dict[str, TaskID] = {}
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._last_line = float("-inf")
@@ -301,15 +304,16 @@ class Progress:
         from rich.table import Column
 
         console = Console(file=self.stream, stderr=self.stream is None)
-        keep = dict(no_wrap=True)
-        self._bar = RichProgress(
-            TextColumn("{task.description:>15}", table_column=Column(**keep)), BarColumn(bar_width=24),
-            MofNCompleteColumn(table_column=Column(**keep)), TimeElapsedColumn(table_column=Column(**keep)),
-            TextColumn("{task.fields[eta]}", table_column=Column(min_width=9, **keep)),
+        bar = self._bar = RichProgress(
+            TextColumn("{task.description:>15}", table_column=Column(no_wrap=True)), BarColumn(bar_width=24),
+            MofNCompleteColumn(table_column=Column(no_wrap=True)),
+            TimeElapsedColumn(table_column=Column(no_wrap=True)),
+            TextColumn("{task.fields[eta]}", table_column=Column(min_width=9, no_wrap=True)),
             # What is running now takes the rest of the line and is cut, never wrapped.
-            TextColumn("{task.fields[now]}", style="dim", table_column=Column(ratio=1, overflow="ellipsis", **keep)),
+            TextColumn("{task.fields[now]}", style="dim",
+                       table_column=Column(ratio=1, overflow="ellipsis", no_wrap=True)),
             console=console, transient=False, refresh_per_second=4, expand=True)
-        self._bar.__enter__()
+        bar.__enter__()
         self._ticker = None
         threading.Thread(target=self._rich_tick, name="mkb-progress", daemon=True).start()
 

@@ -157,7 +157,8 @@ class ReferenceService:
                 refs.aliases = aliased_outputs(flatten_outputs(model(*inputs)), inputs)
         return refs.aliases
 
-    def _forward(self, refs: _TaskRefs, shape: dict[str, Any], weight_seed: int, inputs: list[Any]) -> list[torch.Tensor]:
+    def _forward(self, refs: _TaskRefs, shape: dict[str, Any], weight_seed: int,
+                 inputs: list[Any]) -> list[torch.Tensor]:
         model = refs.model(shape, weight_seed)
         on_device = [t.to(self.device).clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         with torch.no_grad():

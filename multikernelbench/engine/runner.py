@@ -10,8 +10,10 @@
 * **Lanes per GPU.** A lane is a thread with its own :class:`ReferenceService` on its GPU and device
   workers that see only that GPU (``CUDA_VISIBLE_DEVICES``); the parent's reference work and the lane's
   worker never use the GPU at the same time. ``lanes_per_gpu`` > 1 lanes share a GPU through one lock
-  held for every step that runs kernels, so only their CPU work overlaps (the suite baseline uses 6). Results are written as each candidate finishes (the store is
-  only touched from the calling thread), so an interrupted run resumes where it stopped.
+  held for every step that runs kernels, so only their CPU work overlaps (the suite baseline uses 6).
+* **One writer.** The stages return outcomes (engine/outcomes.py); the calling thread alone turns them into
+  records (engine/pipeline.py) and writes each as its candidate finishes (the store is only touched from
+  that thread), so an interrupted run resumes where it stopped.
 
 Each build and each device stage happens in a fresh worker process, so one candidate cannot leave state
 (patched modules, leaked threads, a corrupted device context) behind for the next.
@@ -19,13 +21,9 @@ Each build and each device stage happens in a fresh worker process, so one candi
 
 from __future__ import annotations
 
-import itertools
 import os
-import queue
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -35,12 +33,11 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.clock_audit import CleanReference
 from multikernelbench.engine.config import EngineConfig
-from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
+from multikernelbench.engine.outcomes import Outcome, record
 from multikernelbench.engine.progress import Progress
-from multikernelbench.engine.reference import ReferenceService, SeedSource
-from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
+from multikernelbench.engine.reference import SeedSource
+from multikernelbench.engine.trace import Trace
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
@@ -112,7 +109,8 @@ class Runner:
                 results[i] = self._blank(task, cand, Status.UNAVAILABLE, f"backend {self.backend.name}: {avail.reason}")
                 continue
             if not cand.source.strip() and not self.config.reference_only:
-                results[i] = self._blank(task, cand, Status.COMPILE_ERROR, "no code could be extracted from the response")
+                results[i] = self._blank(task, cand, Status.COMPILE_ERROR,
+                                         "no code could be extracted from the response")
                 results[i].finished_at = time.time()
                 if self.store is not None:
                     self.store.put(results[i], self._label(cand, task))
@@ -121,7 +119,7 @@ class Runner:
                                     cand.code_hash) if self.store else None
             if stored is not None and not self._reusable(stored):
                 stored = None  # judged without a check this run asks for: evaluated again, then replaced
-            if stored is not None:
+            if stored is not None and self.store is not None:
                 self.store.put_label(stored, self._label(cand, task))
                 results[i] = stored
             else:
@@ -149,7 +147,7 @@ class Runner:
         """Results are keyed by code, not by the checks they had: a correct result stored without the fresh
         shapes this run asks for (``--fresh-shapes``) does not answer it."""
         if self.config.fresh_shapes and stored.status == Status.CORRECT:
-            return any(f.startswith("fresh shapes:") for f in stored.flags)
+            return stored.fresh_shapes_checked is not None
         return True
 
     def _start_zygote(self):
@@ -180,131 +178,14 @@ class Runner:
         return [None] * max(1, self.config.device_workers)
 
     def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
-        cfg = self.config
-        builder = BuildStage(self.backend, cfg, self.trace, self.zygote)
-        ready: queue.Queue[_Job | None] = queue.Queue()
-        finished: queue.Queue[tuple[str, _Job]] = queue.Queue()
-        remaining = {}
-        for job in todo:
-            remaining[job.task.id] = remaining.get(job.task.id, 0) + 1
-        lock = threading.Lock()
-        lanes = self.lanes()
-        # One lock per GPU, held while a lane's worker runs kernels on it (checks, timing, and the device steps
-        # of a torch.compile request: engine/device_turns.py): lanes that share a GPU overlap only their CPU
-        # work (worker start, load, compiling), never a clock and another lane's kernels. (CPU lanes are for
-        # correctness-only runs and take no lock.)
-        device_locks = {g: threading.Lock() for g in set(lanes) if g is not None}
-        overlap = self.backend.overlap_compile_with_timing
-        workers = cfg.compile_workers or self.backend.default_compile_workers()
-        cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
-        warmup = ReferenceWarmup(self.backend, cfg, self.seeds, self.trace, self.zygote) \
-            if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
-        n_built = itertools.count()
+        """Builds, device lanes and the collecting loop over ``todo`` (engine/pipeline.py)."""
+        from multikernelbench.engine.pipeline import Pipeline
 
-        def past_cutoff(job: _Job) -> bool:
-            if cutoff is None or time.monotonic() < cutoff:
-                return False
-            job.result.message = (f"not started: the run's time limit ({cfg.stop_after_s:.0f} s) was reached "
-                                  "first; not stored, a rerun picks it up")
-            return True
+        Pipeline(self, todo, results, bar, warmer).run()
 
-        def build(job: _Job) -> None:
-            if past_cutoff(job):
-                finished.put(("built", job))
-                finished.put(("skipped", job))
-                return
-            if cfg.reference_only:  # the baseline: nothing to build; warm the reference's compile cache
-                if warmup is not None:
-                    ok, seconds, why = warmup.run(job.task, lanes[next(n_built) % len(lanes)])
-                    job.result.compile_time_s = seconds
-                    if not ok:
-                        job.result.flags.append(f"reference warm-up compile failed ({why}); compiled in the "
-                                                "device stage instead")
-                finished.put(("built", job))
-                ready.put(job)
-                return
-            try:
-                outcome = builder.run(job.task, job.cand, job.result)
-            except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-                job.result.status = Status.RUNTIME_ERROR
-                job.result.message = f"harness error while building: {exc!r}"
-                finished.put(("built", job))
-                finished.put(("done", job))
-                return
-            finished.put(("built", job))
-            if outcome.ok:
-                ready.put(job)
-            else:
-                finished.put(("done", job))
-
-        def lane(gpu: int | None) -> None:
-            refs = ReferenceService(self.backend.reference_device(gpu))
-            name = "cpu" if gpu is None else f"gpu{gpu}"
-            try:
-                while True:
-                    job = ready.get()
-                    if job is None:
-                        return
-                    if past_cutoff(job):
-                        finished.put(("skipped", job))
-                        continue
-                    self._device(job, refs, gpu, device_locks.get(gpu))
-                    with lock:
-                        remaining[job.task.id] -= 1
-                        done_tasks = {t for t, n in remaining.items() if n == 0}
-                    for task_id in set(refs.held_tasks()) & done_tasks:
-                        refs.release(task_id)  # its last candidate is done: free its references
-                    for task_id in done_tasks:
-                        self.clean_refs.release(task_id)
-                    finished.put(("done", job))
-            finally:
-                self.reference_counts[name] = refs.computed
-                self.reference_held[name] = refs.held_tasks()
-
-        lane_threads = [threading.Thread(target=lane, args=(g,), name=f"lane-{g}", daemon=True) for g in lanes]
-        if overlap:
-            for t in lane_threads:
-                t.start()
-        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
-            for job in todo:
-                pool.submit(build, job)
-            built = done = 0
-            while done < len(todo):
-                kind, job = finished.get()
-                if kind == "built":
-                    built += 1
-                    bar.advance("compile")
-                    if built == len(todo) and not overlap:
-                        if warmer is not None:  # nothing may share the cores with a CPU candidate's clock
-                            warmer.stop()
-                        for t in lane_threads:
-                            t.start()  # CPU: the device stage starts after the last build
-                    continue
-                done += 1
-                if kind == "skipped":  # returned to the caller, but neither stored nor emitted
-                    results[job.index] = job.result
-                    bar.advance("evaluate")
-                    continue
-                self._finish(job, results, bar)
-        for _ in lane_threads:
-            ready.put(None)
-        for t in lane_threads:
-            if t.is_alive():
-                t.join()
-
-    def _device(self, job: _Job, refs: ReferenceService, gpu: int | None, device_lock=None) -> None:
-        self.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
-        env = self.backend.lane_env(gpu)
-        if self.config.reference_only:  # references' shared compile cache (warm-up stage, earlier runs)
-            env = {**env, **reference_cache_env(self.config, self.backend)}
-        try:
-            CandidateEvaluation(job.task, job.cand.source, self.build_dir(job.cand), self.backend, self.config,
-                                self.seeds, refs, env_extra=env, zygote=self.zygote, trace=self.trace,
-                                device_lock=device_lock, clean=self.clean_refs).run(job.result)
-        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            job.result.status = Status.RUNTIME_ERROR
-            job.result.message = f"harness error while evaluating: {exc!r}"
-            print(job.result.message, file=sys.stderr)
+    def _record(self, job: _Job, outcome: Outcome) -> None:
+        """The one place a stage's outcome becomes part of the job's record (called by the collecting loop)."""
+        record(job.result, outcome)
 
     def _finish(self, job: _Job, results: dict[int, EvalResult], bar) -> None:
         job.result.finished_at = time.time()

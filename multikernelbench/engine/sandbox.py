@@ -133,10 +133,6 @@ class Worker:
             if self.proc.poll() is not None and not self.conn.poll(0):
                 raise self._died()
 
-    def request(self, header: dict[str, Any], tensors: Any = None, timeout: float = 60.0) -> tuple[dict, Any]:
-        self.send(header, tensors)
-        return self.receive(time.monotonic() + timeout, f"reply to {header.get('type')!r} within {timeout:.0f} s")
-
     def _died(self) -> WorkerDied:
         assert self.proc is not None
         try:

@@ -23,7 +23,8 @@ import torch
 _get_threads, _set_threads = torch.get_num_threads, torch.set_num_threads
 _get_interop = torch.get_num_interop_threads
 _get_precision, _set_precision = torch.get_float32_matmul_precision, torch.set_float32_matmul_precision
-_det_enabled, _det_warn_only = torch.are_deterministic_algorithms_enabled, torch.is_deterministic_algorithms_warn_only_enabled
+_det_enabled = torch.are_deterministic_algorithms_enabled
+_det_warn_only = torch.is_deterministic_algorithms_warn_only_enabled
 _use_det = torch.use_deterministic_algorithms
 _cudnn = torch.backends.cudnn
 _cuda_matmul = torch.backends.cuda.matmul

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.clock_audit import AskLog, AuditConfig, CleanBaseline, audit, intervals
-from multikernelbench.engine.fresh import CANDIDATE
 from multikernelbench.engine.messages import Timed
+from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
-from multikernelbench.records import EvalResult, Status, TimingStats
-
-REFERENCE = "eager"
+from multikernelbench.engine.wire import REFERENCE, Series
+from multikernelbench.records import Status, TimingStats
 
 
 @dataclass(frozen=True)
@@ -42,13 +41,13 @@ class CleanTiming:
         return cls(None, None, why)
 
 
-def judge_clock(log: AskLog, reply: Timed, fns: list[str], clean: CleanTiming | None, cfg: AntiCheatConfig,
-                result: EvalResult) -> None:
+def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
+                result: DeviceOutcome) -> None:
     """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
     request pattern the harness never makes; record the figure on the result otherwise."""
     if not (cfg.clock_audit and cfg.runtime_checks):
         return
-    found = audit(log, reply.series, reply.calls, fns, CANDIDATE, REFERENCE,
+    found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
                   clean.baseline if clean is not None else None,
                   AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas))
     result.outside_clock_ms = found.outside_ms
@@ -56,7 +55,7 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[str], clean: CleanTiming | 
         raise Verdict(Status.CHEAT_DETECTED, "; ".join(found.findings))
 
 
-def apply_clean_reference(result: EvalResult, clean: CleanTiming | None, cfg: AntiCheatConfig) -> None:
+def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg: AntiCheatConfig) -> None:
     """Store the clean reference and the speedup against it; when the candidate's worker timed the reference
     markedly slower, flag it and take the speedup against the clean one."""
     if clean is None:

@@ -12,15 +12,23 @@ import errno
 import sys
 import time
 import traceback
+import types
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from multikernelbench.engine import protocol
 from multikernelbench.engine.fresh import flatten
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
                                               DeviceTurn, Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load,
                                               Message, Setup, Time, Timed, TurnGranted)
+from multikernelbench.engine.wire import CheckPayload, Evidence, Series, TimedPayload
+
+if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)
+    from multikernelbench.anticheat.runtime import DispatcherSnapshot, PatchSnapshot
+    from multikernelbench.backends.base import Backend
+    from multikernelbench.engine.speed_state import SpeedState
+    from multikernelbench.tasks.record import Task
 
 _perf_counter_ns = time.perf_counter_ns  # bound before candidate code can patch the time module
 
@@ -79,18 +87,22 @@ class WorkerState:
         self.role = role
         self.channel = channel
         self.setup: Setup | None = None
-        self.backend = None
-        self.module = None
-        self.task = None
-        self.task_mod = None
+        # Set by on_setup (the first request of every worker; task and task_mod only for device workers) and
+        # by on_load; a request that needs one before then fails with the AttributeError.
+        self.backend: Backend
+        self.module: types.ModuleType
+        self.task: Task
+        self.task_mod: types.ModuleType
         self.models: dict[str, Any] = {}
         self.build_dir: Path | None = None
-        self.snapshot = None  # identity of patchable functions before candidate code ran
+        self.snapshot: PatchSnapshot | None = None  # identity of patchable functions before candidate code ran
         self.threads_before: dict[int, str] = {}
         self.compiled: Any = None  # torch.compile of the reference, built by on_compile_baseline
         self.patched_before_compile: list[str] = []  # what the candidate had patched before that compile
-        self.speed_state = None  # the settings that decide the reference's speed, as the harness set them
-        self.dispatcher = None  # the dispatcher's kernels for the harness's own ops, before candidate code
+        #: The settings that decide the reference's speed, as the harness set them.
+        self.speed_state: SpeedState | None = None
+        #: The dispatcher's kernels for the harness's own ops, before candidate code.
+        self.dispatcher: DispatcherSnapshot | None = None
 
     # -- set-up --------------------------------------------------------------------------------------
     def on_setup(self, msg: Setup, _payload: Any) -> tuple[Message, Any]:
@@ -142,7 +154,7 @@ class WorkerState:
         self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(harness))
         self.threads_before = runtime.python_threads()
 
-    def evidence(self, busy: bool = False) -> dict[str, Any]:
+    def evidence(self, busy: bool = False) -> Evidence:
         """Behaviour evidence so far (the parent judges it); empty when runtime checks are off."""
         from multikernelbench.anticheat import guard, runtime
 
@@ -153,16 +165,17 @@ class WorkerState:
         patched = set(self.snapshot.changed()) | set(self.patched_before_compile)
         if self.dispatcher is not None:
             patched |= set(self.dispatcher.changed())
-        ev = {"patched": sorted(patched),
-              "violations": list(g.violations) if g else [],
-              "new_threads": sorted(f"{name} (ident {i})" for i, name in new.items() if i not in self.threads_before),
-              "children": runtime.child_processes()}
+        ev = Evidence(patched=sorted(patched),
+                      violations=list(g.violations) if g else [],
+                      new_threads=sorted(f"{name} (ident {i})" for i, name in new.items()
+                                         if i not in self.threads_before),
+                      children=runtime.child_processes())
         if busy:
             ev["busy_threads"] = runtime.busy_threads()
         return ev
 
     # -- helpers -------------------------------------------------------------------------------------
-    def _observed_forward(self, model, inputs: list[Any]) -> tuple[Any, dict[str, Any]]:
+    def _observed_forward(self, model, inputs: list[Any]) -> tuple[Any, Evidence]:
         """One candidate forward under the dispatcher recorder and the backend's own-kernel probe."""
         import torch
 
@@ -213,7 +226,7 @@ class WorkerState:
         model = self._model("candidate", msg.shape, msg.weight_seed)
         out, observed = self._observed_forward(model, inputs)
         self.backend.synchronize()
-        evidence = {**observed, **self.evidence(busy=msg.report_busy)}
+        evidence: Evidence = {**observed, **self.evidence(busy=msg.report_busy)}
         flat = flatten(out)
         outputs = []
         for i, t in enumerate(flat):
@@ -226,13 +239,13 @@ class WorkerState:
             outputs.append(t.detach().to("cpu").contiguous().clone())
         evidence["aliases"] = aliased_outputs(flat, inputs)
         after = [t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else None for t in inputs]
-        return Checked(evidence=evidence), {"outputs": outputs, "inputs_after": after}
+        return Checked(evidence=evidence), CheckPayload(outputs=outputs, inputs_after=after)
 
     def on_time(self, msg: Time, _payload: Any) -> tuple[Message, Any]:
         import torch
 
         from multikernelbench.anticheat import runtime
-        from multikernelbench.engine.fresh import CANDIDATE, FreshInputs
+        from multikernelbench.engine.fresh import FreshInputs
         from multikernelbench.engine.speed_state import SpeedState
         from multikernelbench.tasks.module import make_inputs
         from multikernelbench.timing.config import TimingConfig
@@ -246,19 +259,19 @@ class WorkerState:
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
                             msg.positions, msg.edge, pin=pinned.restore)
         ref = self._model("reference", msg.shape, msg.weight_seed)
-        fns: dict[str, Callable[[int], Any]] = {}
+        fns: dict[str, Callable[[int], Any]] = {}  # keyed by Series (a str on the wire)
         if not msg.reference_only:
             cand = self._model("candidate", msg.shape, msg.weight_seed)
 
             def run_candidate(j: int) -> Any:
                 with _in_forward():
-                    return cand(*fresh.inputs(CANDIDATE, j))
+                    return cand(*fresh.inputs(Series.CANDIDATE, j))
 
-            fns[CANDIDATE] = run_candidate
-        fns["eager"] = lambda j: ref(*fresh.inputs("eager", j))
+            fns[Series.CANDIDATE] = run_candidate
+        fns[Series.EAGER] = lambda j: ref(*fresh.inputs(Series.EAGER, j))
         if msg.compiled and self.compiled is not None:
             compiled = self.compiled
-            fns["compiled"] = lambda j: compiled(*fresh.inputs("compiled", j))
+            fns[Series.COMPILED] = lambda j: compiled(*fresh.inputs(Series.COMPILED, j))
         timer = self.backend.make_timer(cfg)
         # The harness objects a candidate could reach from its forward's caller frames, as they are now.
         instances = runtime.InstanceSnapshot({"FreshInputs": fresh, "Timer": timer, "Sampler": timer.sampler,
@@ -269,14 +282,14 @@ class WorkerState:
             stats = timer.measure(fns, fresh)
         wall_ms = (_perf_counter_ns() - t0) / 1e6
         self.backend.synchronize()
-        evidence: dict[str, Any] = {}
+        evidence: Evidence = {}
         if not msg.reference_only:
             # One more call, observed (dispatcher ops, own-kernel probe) on fresh inputs: the kernel that was
             # timed must still be the candidate's own; its output is verifiable like every timed call's.
-            fresh.renew(CANDIDATE, 1, Phase.FINAL)
-            out, observed = self._observed_forward(cand, fresh.inputs(CANDIDATE, 0))
+            fresh.renew(Series.CANDIDATE, 1, Phase.FINAL)
+            out, observed = self._observed_forward(cand, fresh.inputs(Series.CANDIDATE, 0))
             self.backend.synchronize()
-            fresh.observe(CANDIDATE, [out])
+            fresh.observe(Series.CANDIDATE, [out])
             evidence = {**observed, **self.evidence(busy=True)}
         fresh.finish()
         moved = instances.changed()
@@ -287,7 +300,7 @@ class WorkerState:
         reply = Timed(stats={name: vars(s) for name, s in stats.items()}, wall_ms=wall_ms,
                       verified_meta=fresh.meta, fresh_calls=fresh.calls, fresh_ms=fresh.seconds * 1e3,
                       evidence=evidence, series=timer.series, calls=timer.calls)
-        return reply, {"verified": fresh.values}
+        return reply, TimedPayload(verified=fresh.values)
 
     def on_compile_baseline(self, msg: CompileBaseline, _payload: Any) -> tuple[Message, Any]:
         """torch.compile of the reference for the timing shape, compiled now (its own request, so a compile that

@@ -105,11 +105,11 @@ class ZygoteChild:
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
+        while (code := self.poll()) is None:
+            if timeout is not None and deadline is not None and time.monotonic() > deadline:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout)
             time.sleep(0.02)
-        return self.returncode
+        return code
 
     def kill(self) -> None:
         try:

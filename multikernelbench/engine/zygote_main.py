@@ -84,10 +84,10 @@ def serve(control: socket.socket) -> None:
         elif op == "status":
             try:
                 done, status = os.waitpid(int(msg["pid"]), os.WNOHANG)
-                code = os.waitstatus_to_exitcode(status) if done else None
+                exit_code = os.waitstatus_to_exitcode(status) if done else None
             except ChildProcessError:
-                code = msg.get("unknown", -9)
-            send_control(control, {"code": code})
+                exit_code = msg.get("unknown", -9)
+            send_control(control, {"code": exit_code})
         elif op == "exit":
             return
 

@@ -139,8 +139,7 @@ class EvalService:
         stored = self._store().get(*self.key(task, chash))
         if stored is None:
             return None
-        if sub.fresh_shapes and stored.status == Status.CORRECT \
-                and not any(f.startswith("fresh shapes:") for f in stored.flags):
+        if sub.fresh_shapes and stored.status == Status.CORRECT and stored.fresh_shapes_checked is None:
             return None  # as Runner._reusable: a result without the asked-for fresh shapes does not answer
         return stored
 

@@ -55,7 +55,7 @@ def persisting_l2_resetter() -> Callable[[], bool] | None:
         fn.restype = ctypes.c_int
         return lambda: fn() == 0
     try:  # cuda-python, present on the H200 image
-        from cuda.bindings import runtime as rt  # type: ignore
+        from cuda.bindings import runtime as rt
 
         return lambda: rt.cudaCtxResetPersistingL2Cache()[0] == rt.cudaError_t.cudaSuccess
     except Exception:

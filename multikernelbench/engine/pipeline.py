@@ -1,0 +1,205 @@
+"""The local runner's pipeline over one run's jobs: build steps in a thread pool, device steps in one thread per
+lane, and one collecting loop (the calling thread) that turns every stage's outcome into the job's record.
+
+Why the shape: the stages run in many threads but never touch a record; each returns its outcome
+(engine/outcomes.py) in an :class:`Event` on one queue, and only :meth:`Pipeline.collect` (the runner's thread)
+records it, stores it and reports progress. Which step a job is in is the event kind, an enum, not a string.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import queue
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from multikernelbench.engine.build_stage import BuildStage
+from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped
+from multikernelbench.engine.reference import ReferenceService
+from multikernelbench.engine.trace import trace_label
+from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
+from multikernelbench.records import EvalResult
+
+if TYPE_CHECKING:
+    from multikernelbench.engine.runner import Runner, _Job
+
+
+class Event(enum.Enum):
+    """What happened to a job, posted by a stage's thread to the collecting loop."""
+
+    BUILT = "built"  # its build step ended (the outcome says whether it goes on to a lane)
+    DONE = "done"  # its evaluation ended (a failed build, or its device step): record, store, emit
+    SKIPPED = "skipped"  # not started before the run's time limit: returned, neither stored nor emitted
+
+
+@dataclass
+class Posted:
+    event: Event
+    job: _Job
+    outcome: Outcome | None = None  # None: nothing new to record (a build step that had nothing to do)
+
+
+class Pipeline:
+    """One run of the local pipeline (see :class:`multikernelbench.engine.runner.Runner`)."""
+
+    def __init__(self, runner: Runner, todo: list[_Job], results: dict[int, EvalResult], bar: Any,
+                 warmer: Any = None) -> None:
+        self.runner, self.todo, self.results, self.bar, self.warmer = runner, todo, results, bar, warmer
+        cfg = self.cfg = runner.config
+        self.builder = BuildStage(runner.backend, cfg, runner.trace, runner.zygote)
+        self.ready: queue.Queue[_Job | None] = queue.Queue()
+        self.posted: queue.Queue[Posted] = queue.Queue()
+        self.remaining: dict[str, int] = {}
+        for job in todo:
+            self.remaining[job.task.id] = self.remaining.get(job.task.id, 0) + 1
+        self.lock = threading.Lock()
+        self.lanes = runner.lanes()
+        # One lock per GPU, held while a lane's worker runs kernels on it (checks, timing, and the device steps
+        # of a torch.compile request: engine/device_turns.py): lanes that share a GPU overlap only their CPU
+        # work (worker start, load, compiling), never a clock and another lane's kernels. (CPU lanes are for
+        # correctness-only runs and take no lock.)
+        self.device_locks: dict[int | None, threading.Lock] = {g: threading.Lock() for g in set(self.lanes)
+                                                                if g is not None}
+        self.overlap = runner.backend.overlap_compile_with_timing
+        self.cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
+        self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
+            if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
+        self.n_built = itertools.count()
+        self.lane_threads = [threading.Thread(target=self.lane, args=(g,), name=f"lane-{g}", daemon=True)
+                             for g in self.lanes]
+
+    def run(self) -> None:
+        if self.overlap:
+            self.start_lanes()
+        workers = self.cfg.compile_workers or self.runner.backend.default_compile_workers()
+        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
+            for job in self.todo:
+                pool.submit(self.build_step, job)
+            self.collect()
+        for _ in self.lane_threads:
+            self.ready.put(None)
+        for t in self.lane_threads:
+            if t.is_alive():
+                t.join()
+
+    # ---- steps, each in its own thread ------------------------------------------------------------------
+    def past_cutoff(self) -> Skipped | None:
+        if self.cutoff is None or time.monotonic() < self.cutoff:
+            return None
+        return Skipped(f"not started: the run's time limit ({self.cfg.stop_after_s:.0f} s) was reached first; "
+                       "not stored, a rerun picks it up")
+
+    def build_step(self, job: _Job) -> None:
+        """Build one candidate (or, for the baseline, warm its reference's compile cache); a job that built
+        goes to the lanes, one that did not is done."""
+        skipped = self.past_cutoff()
+        if skipped is not None:
+            self.posted.put(Posted(Event.BUILT, job))
+            self.posted.put(Posted(Event.SKIPPED, job, skipped))
+            return
+        if self.cfg.reference_only:
+            self.posted.put(Posted(Event.BUILT, job, self.warm_reference(job)))
+            self.ready.put(job)
+            return
+        try:
+            outcome = self.builder.build(job.task, job.cand)
+        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            self.posted.put(Posted(Event.BUILT, job, HarnessError(f"harness error while building: {exc!r}")))
+            self.posted.put(Posted(Event.DONE, job))
+            return
+        self.posted.put(Posted(Event.BUILT, job, outcome))
+        if outcome.ok:
+            self.ready.put(job)
+        else:
+            self.posted.put(Posted(Event.DONE, job))
+
+    def warm_reference(self, job: _Job) -> BuildOutcome | None:
+        """The baseline has nothing to build: warm the reference's compile cache instead (when asked)."""
+        if self.warmup is None:
+            return None
+        ok, seconds, why = self.warmup.run(job.task, self.lanes[next(self.n_built) % len(self.lanes)])
+        flags = [] if ok else [f"reference warm-up compile failed ({why}); compiled in the device stage instead"]
+        return BuildOutcome(True, compile_time_s=seconds, flags=flags)
+
+    def lane(self, gpu: int | None) -> None:
+        """One device lane: evaluates ready jobs one at a time until told to stop (None)."""
+        refs = ReferenceService(self.runner.backend.reference_device(gpu))
+        name = "cpu" if gpu is None else f"gpu{gpu}"
+        try:
+            while True:
+                job = self.ready.get()
+                if job is None:
+                    return
+                skipped = self.past_cutoff()
+                if skipped is not None:
+                    self.posted.put(Posted(Event.SKIPPED, job, skipped))
+                    continue
+                outcome = self.device_step(job, refs, gpu)
+                self.release_finished(job, refs)
+                self.posted.put(Posted(Event.DONE, job, outcome))
+        finally:
+            self.runner.reference_counts[name] = refs.computed
+            self.runner.reference_held[name] = refs.held_tasks()
+
+    def device_step(self, job: _Job, refs: ReferenceService, gpu: int | None) -> Outcome:
+        runner = self.runner
+        runner.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
+        env = runner.backend.lane_env(gpu)
+        if self.cfg.reference_only:  # references' shared compile cache (warm-up stage, earlier runs)
+            env = {**env, **reference_cache_env(self.cfg, runner.backend)}
+        evaluation = None
+        try:
+            evaluation = CandidateEvaluation(job.task, job.cand.source, runner.build_dir(job.cand), runner.backend,
+                                             self.cfg, runner.seeds, refs, env_extra=env, zygote=runner.zygote,
+                                             trace=runner.trace, device_lock=self.device_locks.get(gpu),
+                                             clean=runner.clean_refs)
+            return evaluation.evaluate()
+        except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            error = HarnessError(f"harness error while evaluating: {exc!r}",
+                                 evaluation.outcome if evaluation is not None else None)
+            print(error.message, file=sys.stderr)
+            return error
+
+    def release_finished(self, job: _Job, refs: ReferenceService) -> None:
+        """After a job's device step: free the references of tasks whose last candidate it was."""
+        with self.lock:
+            self.remaining[job.task.id] -= 1
+            done_tasks = {t for t, n in self.remaining.items() if n == 0}
+        for task_id in set(refs.held_tasks()) & done_tasks:
+            refs.release(task_id)
+        for task_id in done_tasks:
+            self.runner.clean_refs.release(task_id)
+
+    def start_lanes(self) -> None:
+        for t in self.lane_threads:
+            t.start()
+
+    # ---- the collecting loop (the runner's thread) -------------------------------------------------------
+    def collect(self) -> None:
+        """Records every outcome as it arrives; the only place a job's record changes during the run."""
+        built = done = 0
+        while done < len(self.todo):
+            posted = self.posted.get()
+            job = posted.job
+            if posted.outcome is not None:
+                self.runner._record(job, posted.outcome)
+            if posted.event is Event.BUILT:
+                built += 1
+                self.bar.advance("compile")
+                if built == len(self.todo) and not self.overlap:
+                    if self.warmer is not None:  # nothing may share the cores with a CPU candidate's clock
+                        self.warmer.stop()
+                    self.start_lanes()  # CPU: the device stage starts after the last build
+                continue
+            done += 1
+            if posted.event is Event.SKIPPED:
+                self.results[job.index] = job.result
+                self.bar.advance("evaluate")
+                continue
+            self.runner._finish(job, self.results, self.bar)
