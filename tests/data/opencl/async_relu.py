@@ -22,7 +22,7 @@ CTX = cl.create_some_context(interactive=False)
 QUEUE = cl.CommandQueue(CTX)
 MF = cl.mem_flags
 SLOW_RELU = cl.Program(CTX, SRC).build().slow_relu
-SPIN = 200000
+SPIN = 50000
 
 
 class ModelNew(nn.Module):
