@@ -82,6 +82,11 @@ def test_report_gives_cpu_results_roofline_fractions_and_sol_against_their_own_e
     assert not g.baseline.points and not g.baseline.matches  # never placed against the H200's rows
     assert any("SOL score is against the eager reference timed in the same run on Test CPU x2" in n
                for n in data.notes())
+    from multikernelbench.report import build_report
+
+    md = build_report(data, plots=False).markdown
+    assert "(measured on NVIDIA H200): not used, no result was measured on that hardware." in md
+    assert "### Speed-of-light score per category" in md and "### Hardware and baseline" not in md
 
 
 def test_a_changed_task_or_another_shape_gets_no_fraction(cpu_store, tmp_path):

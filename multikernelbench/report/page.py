@@ -43,9 +43,14 @@ def _header_lines(data: ReportData) -> list[str]:
     lines = [f"Results store: `{data.source}`" if data.source else "",
              f"Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; k = {', '.join(map(str, data.ks))}; "
              f"α = {', '.join(f'{a:g}' for a in data.alphas)}."]
-    if data.baseline is not None:
+    if data.baseline is not None and data.compared:
         lines.append(f"Eager baseline (SOL score, roofline scatter): `{data.baseline.source}`, measured on "
                      f"{data.baseline.label}, {len(data.baseline.rows)} task rows.")
+    elif data.baseline is not None:
+        lines.append(f"Eager baseline file `{data.baseline.source}` (measured on {data.baseline.label}): not used, "
+                     "no result was measured on that hardware.")
+    if data.measured_host:
+        lines.append(f"CPU peaks of {data.measured_host} measured for this report (cached for the next).")
     return [x for x in lines if x]
 
 
