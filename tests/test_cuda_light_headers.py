@@ -204,12 +204,14 @@ def compiled(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_shipped_solution_takes_the_light_path(compiled):
     res, row, obj = compiled["light"]
     assert res.returncode == 0, res.stderr[-2000:]
     assert row["path"] == "light" and row["why"] == [] and obj.exists(), row
 
 
+@pytest.mark.slow
 def test_cu_needing_the_frontend_falls_back_to_stock_in_the_same_call(compiled):
     res, row, obj = compiled["fallback"]
     assert res.returncode == 0 and obj.exists(), res.stderr[-2000:]
@@ -217,6 +219,7 @@ def test_cu_needing_the_frontend_falls_back_to_stock_in_the_same_call(compiled):
     assert "error" not in res.stderr.lower()  # the failed light attempt's messages are not shown
 
 
+@pytest.mark.slow
 def test_light_and_stock_objects_export_and_call_the_same_functions(compiled):
     light_def, light_calls = _symbols(compiled["light"][2])
     stock_def, stock_calls = _symbols(compiled["fallback"][2])
@@ -226,6 +229,7 @@ def test_light_and_stock_objects_export_and_call_the_same_functions(compiled):
     assert light_calls == stock_calls, (sorted(light_calls ^ stock_calls)[:20])
 
 
+@pytest.mark.slow
 def test_a_compile_error_is_stocks_error(tmp_path, compiled):
     """A ``.cu`` that fails both ways ends with stock's messages and status (a missing header: both attempts
     stop in the preprocessor, seconds each; the analysis is cached by now)."""
@@ -254,6 +258,7 @@ SILENT_CHANGES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SILENT_CHANGES))
 def test_real_header_difference_catches_silent_changes(compiled, case):
     analysis = next((compiled["light"][2].parent / "analysis").glob("*.json"))
