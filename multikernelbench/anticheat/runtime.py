@@ -40,9 +40,26 @@ class OpRecorder(TorchDispatchMode):
         self.ops: dict[str, int] = {}
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
-        name = f"{func.namespace}::{op_short_name(func)}" if hasattr(func, "namespace") else str(func)
-        self.ops[name] = self.ops.get(name, 0) + 1
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        if _computes_on_data(args, kwargs, out):
+            name = f"{func.namespace}::{op_short_name(func)}" if hasattr(func, "namespace") else str(func)
+            self.ops[name] = self.ops.get(name, 0) + 1
+        return out
+
+
+def _computes_on_data(args: Any, kwargs: Any, out: Any) -> bool:
+    """False for ops that cannot touch real data: every tensor involved is a FakeTensor or on the meta device
+    (shape propagation by a tracing compiler: Helion traces a kernel's body with fake tensors at its first call,
+    inside the candidate's forward), or no tensor goes in or comes out (``aten::promote_types``). Ops on any
+    real tensor are recorded, so compute done under a fake mode cannot smuggle results: fake tensors hold none."""
+    from torch.utils import _pytree as pytree
+
+    tensors = [t for t in pytree.tree_leaves((args, kwargs or {}, out)) if isinstance(t, torch.Tensor)]
+    if not tensors:
+        return False
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return not all(isinstance(t, FakeTensor) or t.device.type == "meta" for t in tensors)
 
 
 class ExtensionCallProbe:
