@@ -28,6 +28,7 @@ from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.engine.wire import CheckPayload, Evidence, Series, TimedPayload
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
@@ -239,7 +240,8 @@ class CandidateEvaluation:
             out.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
         fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
-        judge_clock(log, reply, fns, clean, cfg.anticheat, out)  # raises Verdict on work outside the clock
+        judge_clock(log, reply, fns, clean, cfg.anticheat, out,  # raises Verdict on work outside the clock
+                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES))
         if cfg.check_timed_outputs:
             self._verify_timed(planner, reply, payload, shape, weight_seed)
         cand = out.candidate_timing = stats[Series.CANDIDATE]

@@ -42,14 +42,15 @@ class CleanTiming:
 
 
 def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
-                result: DeviceOutcome) -> None:
+                result: DeviceOutcome, min_samples: int = 0) -> None:
     """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
     request pattern the harness never makes; record the figure on the result otherwise."""
     if not (cfg.clock_audit and cfg.runtime_checks):
         return
     found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
                   clean.baseline if clean is not None else None,
-                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas))
+                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas),
+                  min_samples=min_samples)
     result.outside_clock_ms = found.outside_ms
     if found.findings:
         raise Verdict(Status.CHEAT_DETECTED, "; ".join(found.findings))

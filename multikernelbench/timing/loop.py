@@ -33,6 +33,11 @@ from multikernelbench.timing.stats import converged, summarize
 
 Fn = Callable[[int], Any]
 
+#: Every callable is sampled at least this often (or ``max_runs`` times when that is lower), whatever its
+#: budget: the parent's clock audit compares medians over rounds (engine/clock_audit.py), and a candidate that
+#: spends its budget in the renewals must not be able to leave it one or two noisy rounds to judge.
+AUDIT_MIN_SAMPLES = 4
+
 
 class Phase(str, enum.Enum):
     """Why inputs are renewed: the parent's clock audit checks only ``sample`` intervals, and checks that
@@ -131,11 +136,13 @@ class Timer:
         samples: dict[str, list[float]] = {name: [] for name in fns}
         spent = {name: 0.0 for name in fns}
         escaped = {name: 0 for name in fns}
+        floor = min(cfg.max_runs, AUDIT_MIN_SAMPLES)
         try:
             while True:
-                # Every callable keeps going until min_runs even if another already used its budget.
-                active = [n for n in fns if len(samples[n]) < cfg.max_runs and spent[n] < cfg.budget_s
-                          and not converged(samples[n], cfg)]
+                # A callable stops at max_runs, or once it has its floor of samples and has converged or spent
+                # its own budget (whatever the others did).
+                active = [n for n in fns if len(samples[n]) < cfg.max_runs and (
+                    len(samples[n]) < floor or (spent[n] < cfg.budget_s and not converged(samples[n], cfg)))]
                 if not active:
                     break
                 for name in active:
