@@ -68,7 +68,7 @@ class Backend(abc.ABC):
         kernel sandbox lets it write every cache folder named here (engine/kernel_sandbox.py, ``CACHE_ENV``),
         so each must be the candidate's own (under ``build_dir``); shared folders it needs to read go in
         :meth:`sandbox_read_dirs`."""
-        from multikernelbench.engine.kernel_sandbox import paths_env
+        from multikernelbench.util.sandbox_paths import paths_env
 
         return {"TORCH_EXTENSIONS_DIR": str(build_dir), **paths_env(read=self.sandbox_read_dirs(build_dir))}
 
@@ -150,7 +150,7 @@ class Backend(abc.ABC):
         candidate's build folder and the caches its environment names: the same list Landlock enforces."""
         import os
 
-        from multikernelbench.engine.kernel_sandbox import writable_from_env
+        from multikernelbench.util.sandbox_paths import writable_from_env
 
         return [str(build_dir)] + writable_from_env(dict(os.environ))
 

@@ -86,7 +86,7 @@ class OpenCLBackend(Backend):
         env["CUDA_CACHE_PATH"] = str(Path(build_dir) / "nv_cache")
         # The kernel sandbox (engine/kernel_sandbox.py) lets a worker write only the folders named here: PoCL's
         # cache is the candidate's own (CUDA_CACHE_PATH is on the sandbox's list of cache variables already).
-        from multikernelbench.engine.kernel_sandbox import WRITE_ENV
+        from multikernelbench.util.sandbox_paths import WRITE_ENV
 
         env[WRITE_ENV] = os.pathsep.join(p for p in (env.get(WRITE_ENV, ""), env["POCL_CACHE_DIR"]) if p)
         if os.environ.get("OCL_ICD_VENDORS"):

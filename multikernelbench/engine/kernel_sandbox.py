@@ -31,13 +31,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from multikernelbench.util import landlock, seccomp
+from multikernelbench.util.sandbox_paths import (  # noqa: F401 - re-exported
+    CACHE_ENV, READ_ENV, WRITE_ENV, paths_env, writable_from_env)
 
-#: Environment keys through which a backend names extra folders: os.pathsep-separated absolute paths.
-READ_ENV, WRITE_ENV = "MKB_SANDBOX_READ", "MKB_SANDBOX_WRITE"
-#: Cache folders a worker is pointed at through its environment; each is writable by that worker, so each
-#: must be that worker's or candidate's own (engine/sandbox.py and the backends' ``worker_env``).
-CACHE_ENV = ("TMPDIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TRITON_HOME",
-             "CUDA_CACHE_PATH", "MKB_EXT_CACHE", "JAX_COMPILATION_CACHE_DIR")
 _SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",
                 "/dev", "/run")
 #: Device files a worker may write (each a file rule: no creating or removing anything in /dev; /dev/shm
@@ -97,23 +93,6 @@ def require(allow_weak: bool) -> SandboxSupport:
             "kernel with Landlock and seccomp (Linux >= 5.13 with landlock in the LSM list), or accept the "
             "weaker isolation with --allow-weak-sandbox (EngineConfig.allow_weak_sandbox).")
     return s
-
-
-def paths_env(read: list[str] | tuple[str, ...] = (), write: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
-    """How a backend's ``worker_env`` names its extra readable and writable folders."""
-    env = {}
-    if read:
-        env[READ_ENV] = os.pathsep.join(str(p) for p in read)
-    if write:
-        env[WRITE_ENV] = os.pathsep.join(str(p) for p in write)
-    return env
-
-
-def writable_from_env(env: dict[str, str]) -> list[str]:
-    """The folders a worker with this environment may write besides its working directory."""
-    out = [p for p in env.get(WRITE_ENV, "").split(os.pathsep) if p]
-    out += [env[k] for k in CACHE_ENV if env.get(k)]
-    return list(dict.fromkeys(out))
 
 
 def _python_read_paths() -> list[str]:
