@@ -1,0 +1,52 @@
+"""CI: shipped helion solutions (correct and wrong) evaluated by the real engine on the CPU path.
+
+The engine's workers get the backend's switches from ``worker_env`` before Python starts (numba and triton
+read them at import): Triton's interpreter running Helion's generated code (``TRITON_INTERPRET=1``). Correctness
+only: every correct solution must come back with no timing rather than an interpreter's made-up one, and every
+wrong one with the status its ``# expect:`` line declares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests._engine_check import ROOT, evaluate_backend_solutions
+
+pytest.importorskip("helion")
+
+BACKEND = "helion"
+FILES = sorted(p.relative_to(ROOT / "solutions" / BACKEND).as_posix() for p in (ROOT / "solutions" / BACKEND).rglob("*.py"))
+
+
+def test_backend_runs_as_interpreter_without_gpu():
+    import torch
+
+    from multikernelbench.backends.registry import get_backend
+
+    if torch.cuda.is_available():
+        pytest.skip("this test covers the CPU path")
+    b = get_backend(BACKEND)
+    assert b.availability().ok and b.interpret
+    assert b.timing_available is False and b.device_type == "cpu"
+    env = b.worker_env(Path("/tmp/x"))
+    assert env["TRITON_INTERPRET"] == "1"
+    assert env["TRITON_CACHE_DIR"].startswith("/tmp/x/")
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this test covers the CPU path; a GPU machine runs the native one (scripts/device_run.sh)")
+    return evaluate_backend_solutions(BACKEND, tmp_path_factory.mktemp(f"{BACKEND}-builds"))
+
+
+@pytest.mark.parametrize("label", FILES)
+def test_solution_status(outcomes, label):
+    cand, res = outcomes[label]
+    want = cand.expect or "correct"
+    assert res.status.value == want, f"{label}: {res.status.value} ({res.message[:800]})"
+    if want == "correct":
+        assert res.candidate_timing is None  # no made-up timing from the interpreter
