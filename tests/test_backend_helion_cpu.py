@@ -40,7 +40,8 @@ def outcomes(tmp_path_factory):
 
     if torch.cuda.is_available():
         pytest.skip("this test covers the CPU path; a GPU machine runs the native one (scripts/device_run.sh)")
-    return evaluate_backend_solutions(BACKEND, tmp_path_factory.mktemp(f"{BACKEND}-builds"))
+    # Lean: two test shapes, one seed each (every shape is a fresh Helion compile plus an interpreter run).
+    return evaluate_backend_solutions(BACKEND, tmp_path_factory.mktemp(f"{BACKEND}-builds"), lean=True)
 
 
 @pytest.mark.parametrize("label", FILES)
