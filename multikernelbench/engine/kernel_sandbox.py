@@ -180,7 +180,9 @@ def enter(policy: SandboxPolicy, own_netns: bool = False) -> None:
             rs.allow(p, landlock.READ)
         for p in policy.dev_write:
             rs.allow(p, landlock.READ_FILE | landlock.WRITE_FILE | landlock.TRUNCATE)
-        rs.allow(f"/proc/{os.getpid()}", landlock.READ | landlock.WRITE_FILE)  # /proc/self/task/*/comm, ...
+        # Its own /proc entries: /proc/self/task/*/comm and the like; the CUDA driver opens one with O_TRUNC
+        # (without TRUNCATE, cuInit fails with error 304, found on the H200 by scripts/_probe_cuda_sandbox.py).
+        rs.allow(f"/proc/{os.getpid()}", landlock.READ | landlock.WRITE_FILE | landlock.TRUNCATE)
         for p in policy.write:
             rs.allow(p, landlock.WRITE)
         rs.restrict_self()
