@@ -43,6 +43,11 @@ class Backend(abc.ABC):
     language: str = ""
     #: torch device type the candidate's tensors live on.
     device_type: str = "cpu"
+
+    def limits_address_space(self) -> bool:
+        """Whether workers get RLIMIT_AS (``EngineConfig.memory_limit_gb``). Not where a GPU driver runs in the
+        worker: CUDA and NVIDIA's OpenCL reserve far more virtual address space than they use."""
+        return self.device_type == "cpu"
     #: Time on the task's small cpu_bench_shape instead of its GPU-sized bench_shape.
     times_on_cpu_shape: bool = True
     #: Whether compiling other candidates may overlap timing (False where both share the CPU cores).

@@ -65,6 +65,12 @@ class OpenCLBackend(Backend):
     def chosen(self) -> OpenCLDevice | None:
         return probe().pick(self.selector)
 
+    def limits_address_space(self) -> bool:
+        # NVIDIA's OpenCL driver reserves GPU-sized address ranges: under RLIMIT_AS its context creation fails
+        # with OUT_OF_HOST_MEMORY (seen on the H200); PoCL on the CPU is limited like any CPU worker.
+        device = self.chosen()
+        return device is None or device.kind == "cpu"
+
     def availability(self) -> Availability:
         if importlib.util.find_spec("pyopencl") is None:
             return Availability(False, "pyopencl is not installed (pip install pyopencl; on Debian CPUs also "

@@ -37,7 +37,7 @@ from multikernelbench.util.procs import Limits
 
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
-    return Limits(address_space_gb=config.memory_limit_gb if backend.device_type == "cpu" else 0.0,
+    return Limits(address_space_gb=config.memory_limit_gb if backend.limits_address_space() else 0.0,
                   file_size_mb=config.output_limit_mb)
 
 

@@ -159,22 +159,24 @@ class CudaEventSampler(Sampler):
         torch.cuda.synchronize()
 
     def plan(self, name: str, fn: Fn, fresh: Fresh) -> Plan:
+        # Resolved on the class, like the loop's: an attribute candidate code sets on the instance is never called.
+        renew, observe = type(fresh).renew, type(fresh).observe
         probes = []
         for _ in range(3):
-            fresh.renew(name, 1)
+            renew(fresh, name, 1)
             t, _, out = self._timed(lambda: [fn(0)], 1)
-            fresh.observe(name, out)
+            observe(fresh, name, out)
             probes.append(t)
         t = statistics.median(probes)
         if t >= self.short_ms:
             return Plan(1, lambda: [fn(0)], _Mode.SINGLE)
         k = int(min(self.max_batch, max(2, math.ceil(self.batch_target_ms / max(t, 1e-4)))))
         if self.allow_graphs:
-            fresh.renew(name, k)
+            renew(fresh, name, k)
             captured = self._try_capture(fn, k)
             if captured is not None:
                 graph, outs = captured
-                fresh.observe(name, outs)
+                observe(fresh, name, outs)
 
                 def replay(graph=graph, outs=outs) -> list[Any]:
                     graph.replay()
