@@ -26,7 +26,10 @@ Options: ``interpret`` (default: True exactly when no CUDA device is visible); t
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,9 @@ class HelionBackend(Backend):
                                        "Triton, so triton is needed too)")
         if importlib.util.find_spec("triton") is None:
             return Availability(False, "helion lowers to Triton, and the triton package is not installed")
+        broken = "" if self.interpret else _import_problem()  # on the CPU the test suite would show it
+        if broken:
+            return Availability(False, f"helion does not import with this torch/triton: {broken}")
         if not self.interpret:
             reason = cuda_device_reason()
             if reason:
@@ -155,3 +161,18 @@ class HelionBackend(Backend):
                 v[dist] = "missing"
         v["mode"] = "interpret" if self.interpret else "gpu"
         return v
+
+
+@functools.lru_cache(maxsize=1)
+def _import_problem() -> str:
+    """Why ``import helion`` fails here, or "" (in a subprocess: the trusted parent never imports the DSL).
+    Measured on the H200 image: helion 1.5.1 needs ``IntelGPUError`` from torch 2.12's inductor, which torch
+    2.11 lacks, so every candidate failed to compile there; the backend now says so instead."""
+    try:
+        out = subprocess.run([sys.executable, "-c", "import helion"], capture_output=True, text=True, timeout=180)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"probe failed: {exc!r}"
+    if out.returncode == 0:
+        return ""
+    lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else f"exit status {out.returncode}"

@@ -68,6 +68,10 @@ class NumbaCudaBackend(Backend):
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         return env
 
+    def load(self, source: str, build_dir: Path):
+        _numpy_aliases_numba_needs()
+        return super().load(source, Path(build_dir))
+
     def synchronize(self) -> None:
         if not self.simulate:
             torch.cuda.synchronize()  # device-wide: every stream, Numba's included (same primary context)
@@ -108,3 +112,14 @@ class NumbaCudaBackend(Backend):
                 v[dist] = "missing"
         v["mode"] = "simulator" if self.simulate else "gpu"
         return v
+
+
+def _numpy_aliases_numba_needs() -> None:
+    """In the worker, before the candidate's first kernel compiles: numba-cuda 0.30's typing registry registers
+    an overload for ``np.row_stack``, which numpy 2.4 removed (an alias of ``np.vstack``); on the H200 image
+    (numba-cuda 0.30.4, a newer numpy) every first compile failed with AttributeError. The alias is put back,
+    only where missing: the harness's doing, the same function under its old name, not the candidate's."""
+    import numpy as np
+
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack  # type: ignore[attr-defined]
