@@ -114,8 +114,9 @@ class FreshInputs(Fresh):
                                          "not a plain dense torch.Tensor")
                 values.append(sample_flat(t.detach().contiguous(), positions, limit).to("cpu").clone())
                 meta.append([list(t.shape), str(t.dtype)])
-            self.values.append(values)
-            self.meta.append(meta)
+            if name == Series.CANDIDATE:  # a reference's sample only balances the renewal cost (see answer)
+                self.values.append(values)
+                self.meta.append(meta)
 
 
 # ---- parent side -----------------------------------------------------------------------------------------
@@ -142,17 +143,23 @@ class FreshPlanner:
     def answer(self, ask: FreshAsk) -> FreshGrant:
         verify: list[list[int]] = []
         previous = self._last.get(ask.fn)
-        if ask.fn == Series.CANDIDATE and previous:
+        if previous:
+            # The reference's held outputs are sampled the same way (the worker drops their values): reading back a
+            # sample costs a device sync and a copy, and the parent's clock audit compares the candidate's renewals
+            # with the reference's (engine/clock_audit.py). Measured on the H200 before: ~0.6 ms more per
+            # candidate sample, enough to flag an honest Numba kernel of 5.8 ms.
             final = ask.calls == 0
             wanted = self.rng.random() < self.cfg.verify_fraction
-            if final and len(self.checks) < self.cfg.min_verified:
+            candidate = ask.fn == Series.CANDIDATE
+            if candidate and final and len(self.checks) < self.cfg.min_verified:
                 wanted = True  # the last sample makes up for too few verified ones
             if wanted:
                 slots = sorted(self.rng.sample(range(len(previous)), min(2, len(previous))))
                 for slot in slots:
                     pseed = self.next_seed()
                     verify.append([slot, pseed])
-                    self.checks.append(TimedCheck(ask.fn, previous[slot], pseed))
+                    if candidate:
+                        self.checks.append(TimedCheck(ask.fn, previous[slot], pseed))
         seeds = [self.next_seed() for _ in range(max(0, int(ask.calls)))]
         self._last[ask.fn] = seeds
         return FreshGrant(seeds=seeds, verify=verify)
