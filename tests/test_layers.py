@@ -30,8 +30,10 @@ SOURCE_FOLDERS = {
 #: matching prefix. Task and exemplar files (``suite``, the files under ``prompts/exemplars/``) and the demo's
 #: candidates (``demo_solutions/``) run with the tasks, so they sit with them.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("command line", ["cli"]),
+    ("command line, the service's client and the reward function", ["cli", "client", "reward"]),
+    ("the evaluation service", ["serve"]),
     ("sampling (drives prompts and the engine)", ["sampling"]),
+    ("the engine on a Ray cluster", ["cluster"]),
     ("evaluation engine", ["engine"]),
     ("reports and the dataset", ["report", "dataset_builder", "hfcache"]),
     ("prompts and scores", ["prompts", "scoring"]),

@@ -228,7 +228,7 @@ def test_killed_driver_resumes_from_the_store(cluster, suite_tasks, build_root, 
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_ray_cluster import config, slow_source, RELU
         from multikernelbench.engine.candidates import Candidate
-        from multikernelbench.engine.runner import evaluate_candidates
+        from multikernelbench.cluster import evaluate_candidates
         from multikernelbench.store import ResultStore
         from multikernelbench.tasks import load_suite
         from pathlib import Path

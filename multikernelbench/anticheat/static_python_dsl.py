@@ -19,7 +19,7 @@ import ast
 from typing import Iterable
 
 from multikernelbench.anticheat import static_rules as R
-from multikernelbench.anticheat.static import Context, register
+from multikernelbench.anticheat.static_core import Context, register
 from multikernelbench.anticheat.static_rules import Finding
 
 #: Host transfers a numba_cuda forward path must not make (the data stays on the device).

@@ -12,20 +12,7 @@ from typing import Callable
 
 from multikernelbench.engine.config import EngineConfig
 
-INSTALL_HINT = 'pip install "multikernelbench[ray]"'
-
-
-class RayNotInstalled(RuntimeError):
-    """``--ray`` was asked for on a machine without Ray."""
-
-
-def require_ray():
-    """The ``ray`` module, or :class:`RayNotInstalled` with the install line."""
-    try:
-        import ray
-    except ImportError:
-        raise RayNotInstalled(f"--ray needs Ray, which is not installed here: {INSTALL_HINT}") from None
-    return ray
+from multikernelbench.cluster.ray_import import INSTALL_HINT, RayNotInstalled, require_ray  # noqa: F401
 
 
 def make_runner(config: EngineConfig, store=None, on_result: Callable | None = None, progress: bool = True):
@@ -38,3 +25,9 @@ def make_runner(config: EngineConfig, store=None, on_result: Callable | None = N
     from multikernelbench.engine.runner import Runner
 
     return Runner(config, store, on_result=on_result, progress=progress)
+
+
+def evaluate_candidates(tasks, candidates, config: EngineConfig, store=None, progress: bool = False,
+                        on_result: Callable | None = None):
+    """:func:`multikernelbench.engine.runner.evaluate_candidates`, on Ray when ``config.ray_address`` is set."""
+    return make_runner(config, store, on_result=on_result, progress=progress).evaluate(tasks, candidates)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from multikernelbench.backends.base import Availability
-from multikernelbench.cluster import require_ray
+from multikernelbench.cluster.ray_import import require_ray
 from multikernelbench.cluster.remote import Lane, build_candidate
 from multikernelbench.engine.runner import Runner, _Job
 from multikernelbench.records import EvalResult, Status

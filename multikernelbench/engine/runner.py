@@ -226,7 +226,9 @@ def reference_candidates(tasks: Iterable[Task]) -> list[Candidate]:
 def evaluate_candidates(tasks: Iterable[Task], candidates: list[Candidate], config: EngineConfig,
                         store: ResultStore | None = None, progress: bool = False,
                         on_result: Callable[[EvalResult, Candidate], None] | None = None) -> list[EvalResult]:
-    """Evaluate candidates against their tasks; the library entry point behind ``mkb eval``."""
-    from multikernelbench.cluster import make_runner  # the Ray runner when config.ray_address is set
-
-    return make_runner(config, store, on_result=on_result, progress=progress).evaluate(tasks, candidates)
+    """Evaluate candidates against their tasks on this machine (``multikernelbench.cluster.evaluate_candidates``
+    also runs them on Ray when ``config.ray_address`` is set)."""
+    if config.ray_address:
+        raise ValueError("config.ray_address is set: use multikernelbench.cluster.evaluate_candidates (the engine "
+                         "does not import the cluster layer above it)")
+    return Runner(config, store, on_result=on_result, progress=progress).evaluate(tasks, candidates)

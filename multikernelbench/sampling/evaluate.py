@@ -120,7 +120,7 @@ def results_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[st
         raise ValueError(f"{len(sources)} source lists but {len(task_ids)} task ids")
 
     from multikernelbench.engine.candidates import Candidate
-    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.cluster import evaluate_candidates
     from multikernelbench.store import Label
     from multikernelbench.tasks import load_suite
 

@@ -168,7 +168,7 @@ def generate(tasks: Sequence[Task], config: GenerateConfig, sampler: Sampler, st
 
 def engine_evaluator(tasks: Sequence[Task], engine_config, result_store=None) -> Evaluator:
     """An Evaluator backed by the real engine; results also land in ``result_store`` when given."""
-    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.cluster import evaluate_candidates
     from multikernelbench.sampling.evaluate import candidates_from_records, summarize_result
 
     def evaluate(records: list[GenerationRecord]) -> dict[str, dict]:
