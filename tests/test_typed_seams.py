@@ -7,7 +7,7 @@ import json
 
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Skipped, record
-from multikernelbench.engine.wire import REFERENCE, Series
+from multikernelbench.wire import REFERENCE, Series
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.store import ResultStore
 

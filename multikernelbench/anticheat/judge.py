@@ -8,7 +8,7 @@ a failed parent-side check into a pass.
 from __future__ import annotations
 
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.engine.wire import Evidence
+from multikernelbench.wire import Evidence
 
 #: aten ops a candidate's forward may call: allocation, views, copies, metadata. Anything else the worker's
 #: dispatcher recording (:class:`multikernelbench.anticheat.runtime.OpRecorder`) saw during the forward is

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from multikernelbench.engine.wire import Evidence
+from multikernelbench.wire import Evidence
 
 _SHARED_LIB_SUFFIXES = (".so", ".pyd", ".dylib")
 

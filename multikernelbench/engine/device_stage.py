@@ -30,7 +30,7 @@ from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.engine.wire import CheckPayload, Evidence, Series, TimedPayload
+from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.util.procs import Limits

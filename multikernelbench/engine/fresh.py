@@ -30,7 +30,7 @@ import torch
 from multikernelbench.engine.checking import sample_flat, sample_positions
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.engine.wire import Series
+from multikernelbench.wire import Series
 from multikernelbench.timing.loop import Fresh, Phase
 
 

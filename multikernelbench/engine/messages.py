@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from multikernelbench.engine.wire import Evidence
+from multikernelbench.wire import Evidence
 
 
 class ErrorKind(str, enum.Enum):
@@ -198,7 +198,7 @@ class Compiled(Message):
 
 @dataclass(frozen=True)
 class Checked(Message):
-    """Payload: :class:`~multikernelbench.engine.wire.CheckPayload`."""
+    """Payload: :class:`~multikernelbench.wire.CheckPayload`."""
 
     evidence: Evidence = field(default_factory=Evidence)
 
@@ -211,7 +211,7 @@ class BaselineCompiled(Message):
 
 @dataclass(frozen=True)
 class Timed(Message):
-    """Payload: :class:`~multikernelbench.engine.wire.TimedPayload`."""
+    """Payload: :class:`~multikernelbench.wire.TimedPayload`."""
 
     stats: dict[str, dict[str, Any]]
     wall_ms: float

@@ -17,7 +17,7 @@ from multikernelbench.engine.clock_audit import AskLog, AuditConfig, CleanBaseli
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
-from multikernelbench.engine.wire import REFERENCE, Series
+from multikernelbench.wire import REFERENCE, Series
 from multikernelbench.records import Status, TimingStats
 
 

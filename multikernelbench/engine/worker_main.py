@@ -22,7 +22,7 @@ from multikernelbench.engine.fresh import flatten
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
                                               DeviceTurn, Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load,
                                               Message, Setup, Time, Timed, TurnGranted)
-from multikernelbench.engine.wire import CheckPayload, Evidence, Series, TimedPayload
+from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 
 if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)
     from multikernelbench.anticheat.runtime import DispatcherSnapshot, PatchSnapshot
