@@ -39,7 +39,7 @@ def sols(tmp_path):
 
 def test_unknown_backend_is_one_line_and_writes_no_store(tmp_path, sols):
     db = tmp_path / "x.sqlite"
-    for backend, hint in (("nope", "valid: cpu, cuda"), ("cpuu", "did you mean cpu")):
+    for backend, hint in (("zzqx", "valid: cpu, cuda"), ("cpuu", "did you mean cpu")):
         proc = mkb("eval", "--backend", backend, "--solutions", str(sols), "--db", str(db),
                    "--allow-code-execution", cwd=tmp_path)
         usage_error(proc, f"mkb eval: unknown backend {backend!r}", hint)

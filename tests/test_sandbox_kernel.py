@@ -24,7 +24,10 @@ from multikernelbench.engine.runner import CodeExecutionNotAllowed, evaluate_can
 from multikernelbench.records import Status
 from multikernelbench.util import seccomp
 
-pytestmark = pytest.mark.skipif(not support().complete, reason="this kernel lacks Landlock or seccomp")
+#: Under pytest-xdist these run alone (the ``timing`` lock of tests/conftest.py): the listing of the shared build
+#: root before and after the attacks must not pick up the other worker's concurrent builds (seen in CI).
+pytestmark = [pytest.mark.skipif(not support().complete, reason="this kernel lacks Landlock or seccomp"),
+              pytest.mark.timing]
 
 RELU = "activation.relu"
 NONCE = f"mkb-sbx-{uuid.uuid4().hex[:10]}"
