@@ -111,6 +111,12 @@ class AuditConfig:
     min_rounds: int = AUDIT_MIN_SAMPLES
 
 
+def robust_sigma(values: Sequence[float]) -> float:
+    """A standard deviation that a few descheduled samples do not inflate: 1.4826 x the median absolute deviation."""
+    mid = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - mid) for v in values)
+
+
 @dataclass(frozen=True)
 class CleanBaseline:
     """What a clean worker's renewals cost, per renewed call, and how much that varies."""
@@ -124,12 +130,8 @@ class CleanBaseline:
     def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
         if len(intervals) < 3:
             return None
-        per_call = [iv.per_call_ms for iv in intervals]
-        med = statistics.median(per_call)
-        unexplained = [iv.unexplained_ms for iv in intervals]
-        mid = statistics.median(unexplained)
-        mad = statistics.median(abs(u - mid) for u in unexplained)
-        return cls(per_call_ms=med, noise_ms=1.4826 * mad, samples=len(intervals),
+        return cls(per_call_ms=statistics.median(iv.per_call_ms for iv in intervals),
+                   noise_ms=robust_sigma([iv.unexplained_ms for iv in intervals]), samples=len(intervals),
                    calls=max(1, int(statistics.median(iv.calls for iv in intervals))))
 
 
@@ -234,9 +236,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         return result
     ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
     cand_sample_ms = statistics.median(r[candidate].claimed_ms for r in paired)
-    mid = diff
-    run_noise = 1.4826 * statistics.median(abs(d - mid) for d in diffs)
-    noise = max(run_noise, clean_noise)
+    noise = max(robust_sigma(diffs), clean_noise)
     threshold = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5,
                     cfg.within_slack * ref_per_call * k_cand)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs
