@@ -40,6 +40,35 @@ def parse_trace(path: Path) -> dict[str, dict]:
     return out
 
 
+def header_paths(build_root: Path) -> dict:
+    """Which header path each ``.cu`` of the build root took (the nvcc_light driver's reports): counts per path,
+    the reasons for stock, and the analysis/compile seconds, so a run shows whether the light path was used."""
+    paths: dict[str, int] = {}
+    why: dict[str, int] = {}
+    secs: dict[str, list[float]] = {"analysis_s": [], "light_s": [], "stock_s": []}
+    for rep in build_root.rglob("mkb_cuda_headers.jsonl"):
+        for line in rep.read_text(errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            paths[row.get("path", "?")] = paths.get(row.get("path", "?"), 0) + 1
+            for w in row.get("why") or []:
+                why[w[:120]] = why.get(w[:120], 0) + 1
+            for k in secs:
+                if isinstance(row.get(k), (int, float)):
+                    secs[k].append(row[k])
+    return {"paths": paths, "why": why,
+            **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
+
+
+def _head(path: Path, n: int) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()[:n]
+    except OSError:
+        return []
+
+
 def mkb_options() -> str:
     return _cmd_out([sys.executable, "-m", "multikernelbench.cli.main", "eval", "--help"], 180)
 
@@ -122,7 +151,8 @@ def run_mkb(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
     for r in rows.values():
         r.pop("started_at", None)
         r.pop("finished_at", None)
-    extra_out = {"device_s_source": source, "compile_workers": args.compile_workers, "command": shlex.join(cmd)}
+    extra_out = {"device_s_source": source, "compile_workers": args.compile_workers, "command": shlex.join(cmd),
+                 "header_paths": header_paths(build_root), "trace_head": _head(trace, 120)}
     if run["rc"] != 0 or run["killed"] or not any(r.get("status") for r in rows.values()):
         extra_out["stderr_tail"] = tail(root / "stderr.log")
     if stray:
