@@ -42,7 +42,8 @@ def parse_trace(path: Path) -> dict[str, dict]:
 
 def header_paths(build_root: Path) -> dict:
     """Which header path each ``.cu`` of the build root took (the nvcc_light driver's reports): counts per path,
-    the reasons for stock, and the analysis/compile seconds, so a run shows whether the light path was used."""
+    the reasons for stock, the analysis/compile seconds, and how many builds used the warmer's PCH for main.cpp,
+    so a run shows whether the light path and the PCH were used."""
     paths: dict[str, int] = {}
     why: dict[str, int] = {}
     secs: dict[str, list[float]] = {"analysis_s": [], "light_s": [], "stock_s": []}
@@ -58,7 +59,8 @@ def header_paths(build_root: Path) -> dict:
             for k in secs:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
-    return {"paths": paths, "why": why,
+    return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
+            "pch_used": sum(1 for _ in build_root.rglob("mkb_pch_used")),
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 
