@@ -4,6 +4,10 @@ On a machine with a CUDA device, Helion generates a Triton kernel per ``@helion.
 Helion specialises on shapes by default), Triton compiles it at the first call, and candidates are timed with
 :class:`~multikernelbench.timing.cuda_events.CudaEventSampler` exactly like ``triton`` candidates.
 
+Versions: CI runs helion 1.5.1 (torch 2.13); the H200 image has torch 2.11, where 1.5.1 does not import (it needs
+torch >= 2.12's ``IntelGPUError``), so the wheel carried there is helion 1.5.0 (see :func:`_version_hint`). This
+module uses no Helion API itself (only ``import helion`` in a probe), so it works with both.
+
 Without one (CI), measured on this CPU host (helion 1.5.1, triton 3.9, torch 2.13 CPU): Helion still generates
 its Triton code, and ``TRITON_INTERPRET=1`` makes Triton's interpreter run that code on CPU tensors. That checks
 the candidate's own lowered kernel for correctness at the test shapes; interpreter speed says nothing about a
@@ -66,7 +70,8 @@ class HelionBackend(Backend):
             return Availability(False, "helion lowers to Triton, and the triton package is not installed")
         broken = "" if self.interpret else _import_problem()  # on the CPU the test suite would show it
         if broken:
-            return Availability(False, f"helion does not import with this torch/triton: {broken}")
+            hint = _version_hint(broken)
+            return Availability(False, f"helion does not import with this torch/triton: {broken}{hint}")
         if not self.interpret:
             reason = cuda_device_reason()
             if reason:
@@ -176,3 +181,16 @@ def _import_problem() -> str:
         return ""
     lines = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
     return lines[-1][:300] if lines else f"exit status {out.returncode}"
+
+
+def _version_hint(broken: str) -> str:
+    """What to install instead, for the one mismatch measured: ``import helion`` of 1.5.1 on torch 2.11 (the H200
+    image's). helion 1.5.0 has no ``IntelGPUError`` import and is the newest release that imports with torch
+    2.11.0+cu130 and triton 3.6.0; checked on the CPU with those builds, where every shipped helion solution and
+    exemplar passes through Triton's interpreter (1.4.0 imports too). Its one other torch>=2.12 import
+    (``FinalizeCodegenResult``) is only reached by ``torch.compile`` of a Helion kernel, which the static rules
+    reject in a candidate (``static_rules.COMPILERS``)."""
+    if "IntelGPUError" not in broken:
+        return ""
+    return (f" (torch {torch.__version__} is older than 2.12, which helion 1.5.1 needs; helion 1.5.0 is the newest "
+            "release that imports with torch 2.11)")
