@@ -72,7 +72,7 @@ class CpuBackend(Backend):
         find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""
         if not self.options.get("pch", True):
             return None
-        from multikernelbench.backends.cuda_build import PchWarmer, missing_pch_variants
+        from multikernelbench.backends.cuda_warm import PchWarmer, missing_pch_variants
 
         try:
             missing = tuple(missing_pch_variants(self.pch_root(), self.WARM_VARIANTS))

@@ -114,21 +114,23 @@ class CudaBackend(Backend):
         return super().default_compile_workers()
 
     def prepare_builds(self, build_root: Path):
-        """Start the trusted PCH warmer for the shared extension cache (background; builds never wait)."""
+        """Start the trusted warmer of the shared extension cache (light-header analyses, then the PCH) in the
+        background; builds that start while it is making what they need wait for it, bounded (backends/
+        warm_wait.py). Not niced on a host of 8+ cores: one core for what every build reads."""
         if not (self.options.get("fast_build", True) and self.options.get("pch", True)):
             return None
-        from multikernelbench.backends.cuda_build import PchWarmer
+        from multikernelbench.backends.cuda_warm import PchWarmer
 
         some_build = Path(build_root) / self.name / "_"
         if self.options.get("light_headers", True):
-            from multikernelbench.backends.cuda_build import light_root_of
+            from multikernelbench.backends.cuda_warm import light_root_of
 
             # Made now, before any worker starts: a sandbox rule needs the folder to exist, and the analyses
             # the warmer writes into it later must be readable by builds already running.
             (light_root_of(self._pch_root(some_build)) / "analysis").mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
-                         light=self.options.get("light_headers", True))
+                         light=self.options.get("light_headers", True), niced=len(os.sched_getaffinity(0)) < 8)
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""
@@ -144,7 +146,7 @@ class CudaBackend(Backend):
         return Path(build_dir) / "ext"
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
-        from multikernelbench.backends.cuda_build import light_root_of
+        from multikernelbench.backends.cuda_warm import light_root_of
 
         return [str(self._pch_root(build_dir)), str(light_root_of(self._pch_root(build_dir)))]
 
@@ -169,7 +171,7 @@ class CudaBackend(Backend):
         pch_root = os.environ.get("MKB_PCH_ROOT") or str(self._pch_root(build_dir))
         builder = getattr(self, "_builder", None)
         if builder is None:
-            from multikernelbench.backends.cuda_build import light_root_of
+            from multikernelbench.backends.cuda_warm import light_root_of
 
             builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
                                            split_nvcc=self.options.get("split_nvcc", True),

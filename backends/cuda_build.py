@@ -41,19 +41,21 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from multikernelbench.backends import warm_wait
 from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-3"
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 _PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
+#: How long a build's main.cpp compile waits for a PCH the warmer is making right now (the .cu beside it
+#: takes ~20-25 s on the H200, so a wait within that costs the build nothing).
+PCH_WAIT_S = 30.0
 
 
 def _ninja_vars(text: str) -> dict[str, str]:
@@ -212,9 +214,12 @@ class FastExtensionBuilder:
 
     def _add_pch(self, build_dir: Path) -> None:
         """Force-include the precompiled torch/extension.h when one exists for exactly these flags; otherwise
-        build with the text header. A build never makes the PCH and never waits for it: the .gch (~0.7 GB)
-        is over a worker's file-size limit, and building it under a shared lock in every worker is what
-        made builds finish one at a time (see :func:`warm_pch`, run by the trusted parent instead)."""
+        build with the text header. A build never makes the PCH: the .gch (~0.7 GB) is over a worker's
+        file-size limit, and building it under a shared lock in every worker is what made builds finish one
+        at a time (see :func:`~multikernelbench.backends.cuda_warm.warm_pch`, run by the trusted parent
+        instead). While the warmer is making it right now, the ``main.cpp`` compile waits for it (up to
+        :data:`PCH_WAIT_S`, beside the ``.cu`` compile, which takes longer), then includes whichever is
+        there: ``-include`` of the header finds the .gch beside it, or reads the text, the same code."""
         ninja = build_dir / "build.ninja"
         text = ninja.read_text()
         if "main.o: compile" not in text and not re.search(r"build \S+\.o: compile \S+main\.cpp", text):
@@ -227,14 +232,26 @@ class FastExtensionBuilder:
         # PCH that appeared since the compile worker built it would rebuild main.o inside the device
         # worker's load (seen as load timeouts in a first demo run while the warmer finished).
         built_before = (build_dir / ".ninja_log").exists()
-        if not gch.exists() or (built_before and not marker.exists()):
-            self.log.append({"pch_missing" if not gch.exists() else "pch_not_used_by_earlier_build": sig})
-            return
+        if built_before:
+            waiting = marker.exists() and marker.read_text().split()[1:] == ["wait"]
+            if not marker.exists() or (not waiting and not gch.exists()):
+                self.log.append({"pch_missing" if not gch.exists() else "pch_not_used_by_earlier_build": sig})
+                return
+        else:
+            waiting = not gch.exists()
+            if waiting and not (header.exists() and warm_wait.warmer_active(self.pch_root)):
+                self.log.append({"pch_missing": sig})
+                return
         new = re.sub(r"^cflags = ", f"cflags = -include {shlex.quote(str(header))} -Winvalid-pch ", text,
                      count=1, flags=re.M)
+        if waiting:
+            wait = shlex.join([sys.executable, str(Path(warm_wait.__file__)), str(gch), str(self.pch_root),
+                               str(PCH_WAIT_S)])
+            new = re.sub(r"^(rule compile\n  command = )", lambda m: f"{m.group(1)}{wait} && ", new, count=1,
+                         flags=re.M)
         ninja.write_text(new)
-        marker.write_text(sig)
-        self.log.append({"pch_used": sig})
+        marker.write_text(sig + (" wait" if waiting else ""))
+        self.log.append({"pch_waited" if waiting else "pch_used": sig})
 
     def build_pch_from(self, build_dir: Path, wait: bool = False) -> dict[str, Any]:
         """Trusted side: make the PCH for the flags of ``build_dir``'s build.ninja unless it exists or another
@@ -272,212 +289,3 @@ class FastExtensionBuilder:
                         "bytes": gch.stat().st_size}
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-class _WarmOnly(Exception):
-    """Stops load_inline after build.ninja is written: the warmer wants the flags, not the extension."""
-
-
-#: The cflags variants warmed by default: none (what KernelBench-style CUDA candidates pass for the C++
-#: half) and -O3 (the most common explicit choice).
-WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
-
-
-def _probe_dir_prefix(pid: int) -> str:
-    """Temporary folders of a warmer or probe are named after its pid, so that the parent which kills a warmer
-    (``PchWarmer.stop``) can remove what its ``TemporaryDirectory`` never got to clean up."""
-    return f"mkb-pch-{pid}-"
-
-
-def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None,
-                        cuda_flags: bool = False) -> None:
-    """For each ``extra_cflags`` variant, run torch's ``load_inline`` of an empty extension until it has written
-    build.ninja, call ``visit(variant, build_dir)`` and stop before any build: how the warmer and the probe
-    learn each set's exact compiler flags. ``on_error(variant, exc)`` takes what the loader raises; without it
-    the exception propagates."""
-    import torch.utils.cpp_extension as ce
-
-    current: list[tuple[str, ...]] = []
-
-    def capture(build_directory, verbose, error_prefix):
-        visit(current[-1], Path(build_directory))
-        raise _WarmOnly
-
-    orig = ce._run_ninja_build
-    ce._run_ninja_build = capture
-    try:
-        for i, extra in enumerate(variants):
-            current.append(tuple(extra))
-            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
-                kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
-                kw["extra_cuda_cflags" if cuda_flags else "extra_cflags"] = list(extra)
-                try:
-                    ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", build_directory=tmp, verbose=False,
-                                   **kw)
-                except _WarmOnly:
-                    pass
-                except Exception as exc:  # noqa: BLE001 - the caller's on_error decides
-                    if on_error is None:
-                        raise
-                    on_error(tuple(extra), exc)
-    finally:
-        ce._run_ninja_build = orig
-
-
-def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
-             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
-    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
-    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
-    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
-    builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
-    report: list[dict[str, Any]] = []
-    # A warmer that cannot warm one set reports it and leaves those builds as they were.
-    _each_variant_ninja(variants, with_cuda,
-                        lambda extra, build_dir: report.append(builder.build_pch_from(build_dir, wait=wait)),
-                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
-                                                          "error": repr(exc)[:500]}))
-    return report
-
-
-def light_root_of(pch_root: Path | str) -> Path:
-    """Where the warmer puts the light-header analyses: beside the PCH folder (shared, read-only to builds)."""
-    return Path(pch_root).parent / "light"
-
-
-def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[dict[str, Any]]:
-    """Trusted side: the light-header analysis (backends/light_headers.py) for the nvcc flags torch's loader
-    uses with each ``extra_cuda_cflags`` variant, so that builds with those flags only read it. A build with
-    other flags makes its own, in its own folder."""
-    from multikernelbench.backends import nvcc_light
-
-    light_root = Path(light_root)
-    report: list[dict[str, Any]] = []
-
-    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
-        v = _ninja_vars((build_dir / "build.ninja").read_text())
-        cmd = shlex.split(v.get("nvcc", "nvcc"))
-        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
-        t0 = time.perf_counter()
-        nvcc_light.write_shim(light_root / "include")
-        d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
-        report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
-                       "macros": len(d.macros), "files": d.full_only_files})
-
-    _each_variant_ninja(variants, True, visit,
-                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
-                                                          "error": repr(exc)[:500]}), cuda_flags=True)
-    return report
-
-
-def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
-             with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
-    """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be). Asks torch's
-    loader for each set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of
-    a second in a process that has torch imported). Raises what the loader raises."""
-    probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
-    dirs: dict[tuple[str, ...], Path] = {}
-
-    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
-        dirs[extra] = probe._pch_paths((build_dir / "build.ninja").read_text())[4].parent
-
-    _each_variant_ninja(variants, with_cuda, visit)
-    return dirs
-
-
-def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
-                         with_cuda: bool = False) -> list[tuple[str, ...]]:
-    """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet (:func:`pch_dirs`: where a
-    warmer process would cost seconds of CPU just to import torch, this costs a fraction of one). Raises what
-    the loader raises; callers decide what a probe that cannot tell means."""
-    return [extra for extra, folder in pch_dirs(pch_root, variants, with_cuda).items()
-            if not (folder / _PCH_GCH).exists()]
-
-
-def _background_priority() -> None:
-    """In the warmer's child process, after ``setsid``: nice 10 for the process and for its session's
-    autogroup. With autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in
-    most distributions' kernels) a process's nice value only ranks it within its own session, and every
-    session gets an equal share of the cores: a niced warmer in a session of its own got as much CPU as a
-    whole run's compile workers together (two warmers on a cold PCH folder slowed the builds beside them
-    about threefold on 2 cores). The autogroup's own nice applies across sessions; lowering it needs no
-    privilege. Kernels without autogroups have no such file."""
-    os.nice(10)
-    try:
-        with open("/proc/self/autogroup", "w") as fh:
-            fh.write("10")
-    except OSError:
-        pass
-
-
-class PchWarmer:
-    """Handle on a background warmer process started by the parent (``wait`` for tests and benchmarks)."""
-
-    def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
-                 variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
-                 wait: bool = False, light: bool = False) -> None:
-        """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
-        with timing); False for a caller that waits for it. ``wait``: if another process is making one of
-        the headers, wait for it instead of skipping it. ``light``: first make the light-header analyses
-        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder."""
-        self.pch_root = Path(pch_root)
-        self.pch_root.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_build", "--warm-pch", str(self.pch_root),
-               "--variants", json.dumps([list(v) for v in variants])]
-        if not with_cuda:
-            cmd.append("--cpu")
-        if wait:
-            cmd.append("--wait")
-        if light and with_cuda:
-            cmd.append("--light")
-        with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
-            self.log_path = Path(log.name)  # one per warmer: several may start in one process
-            self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True,
-                                         preexec_fn=_background_priority if background else None)
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def stop(self) -> None:
-        """Stop a warmer still running when the run ends: its whole session (the compiler too), and remove its
-        half-written .gch (named after the warmer's pid; never renamed into place). Its log is removed too
-        unless it records a failure: every run starts a warmer, and one log per run piled up by the hundred
-        in the shared PCH folder."""
-        killed = self.proc.poll() is None
-        if killed:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-            self.proc.wait()
-        for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
-                    *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp")]:
-            tmp.unlink(missing_ok=True)
-        for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
-            shutil.rmtree(tmp, ignore_errors=True)
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError:
-            return
-        failed = not killed and (self.proc.returncode != 0 or '"failed"' in text or '"error"' in text)
-        if not failed:
-            self.log_path.unlink(missing_ok=True)
-
-
-if __name__ == "__main__":  # the warmer process started by PchWarmer
-    import argparse
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--warm-pch", required=True, help="PCH root folder")
-    ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
-    ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
-    ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
-    ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
-    a = ap.parse_args()
-    variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
-    if a.light:
-        print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), variants)}), flush=True)
-    print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)

@@ -32,12 +32,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from . import light_headers
+    from . import light_headers, warm_wait
 else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
     import light_headers  # type: ignore[no-redef]
+    import warm_wait  # type: ignore[no-redef]
+
+#: How long a build waits for the warmer's analysis of its flags before making its own (the warmer's takes
+#: ~10 s of nvcc -E per flag set; making one here costs the same, on this build's critical path).
+SHARED_WAIT_S = 60.0
 
 _DROP_WITH_VALUE = ("-o", "-MF", "--output-file")
 
@@ -77,9 +83,11 @@ def analysis_key(cmd: list[str], flags: list[str]) -> str:
 def header_diff(cmd: list[str], flags: list[str], shim: Path, cache: Path,
                 shared: tuple[Path, ...] = ()) -> light_headers.HeaderDiff:
     """The analysis for these flags: from a ``shared`` folder (made by the trusted warmer; read-only to a
-    build) if there, else from ``cache`` (made here once, under a lock, on first use)."""
+    build) if there or being made there right now (waited for, up to :data:`SHARED_WAIT_S`), else from
+    ``cache`` (made here once, under a lock, on first use)."""
     key = analysis_key(cmd, flags)
     for folder in shared:
+        warm_wait.wait_for(folder / f"{key}.json", folder, SHARED_WAIT_S)  # returns at once unless it is coming
         try:
             return light_headers.HeaderDiff.from_json((folder / f"{key}.json").read_text())
         except (OSError, ValueError, TypeError):
@@ -95,8 +103,11 @@ def header_diff(cmd: list[str], flags: list[str], shim: Path, cache: Path,
                 probe = Path(tmp) / "probe.cu"
                 probe.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
                                  "#include <torch/extension.h>\n")
-                full = _preprocess(cmd, flags, probe, [])
-                light = _preprocess(cmd, flags, probe, ["-I", str(shim)])
+                # Side by side (each is one nvcc -E, one core): the first builds of a run wait for this.
+                with ThreadPoolExecutor(2) as pool:
+                    full_f = pool.submit(_preprocess, cmd, flags, probe, [])
+                    light_f = pool.submit(_preprocess, cmd, flags, probe, ["-I", str(shim)])
+                    full, light = full_f.result(), light_f.result()
             d = light_headers.diff(light, full)
             tmp_path = path.with_name(f"{path.name}.{os.getpid()}.tmp")
             tmp_path.write_text(d.to_json())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from multikernelbench.backends.cuda_build import PchWarmer
+from multikernelbench.backends.cuda_warm import PchWarmer
 
 
 def test_a_failed_warm_keeps_its_log(tmp_path):

@@ -129,7 +129,7 @@ def missing_pch_variants(backend) -> list[tuple[str, ...]]:
     if not variants or not backend.options.get("pch", True) or not hasattr(backend, "pch_root"):
         return []
     try:
-        from multikernelbench.backends.cuda_build import missing_pch_variants as probe
+        from multikernelbench.backends.cuda_warm import missing_pch_variants as probe
 
         return probe(backend.pch_root(), variants)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the run as the engine makes it
@@ -148,7 +148,7 @@ def warm_pch_first(backend, show_progress: bool, console) -> None:
     missing = missing_pch_variants(backend)
     if not missing:
         return
-    from multikernelbench.backends.cuda_build import PchWarmer
+    from multikernelbench.backends.cuda_warm import PchWarmer
     from multikernelbench.engine.progress import Progress
 
     console.print(f"  first C++ run on this machine: precompiling torch/extension.h once for {len(missing)} flag "

@@ -61,6 +61,7 @@ def header_paths(build_root: Path) -> dict:
                     secs[k].append(row[k])
     return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
             "pch_used": sum(1 for _ in build_root.rglob("mkb_pch_used")),
+            "pch_waited": sum(1 for p in build_root.rglob("mkb_pch_used") if p.read_text().split()[1:] == ["wait"]),
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 

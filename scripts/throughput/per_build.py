@@ -69,7 +69,8 @@ def build_one_child(argv: list[str]) -> int:
     if a.mode == "stock":
         os.environ["TORCH_EXTENSIONS_DIR"] = str(ext)
     else:
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder, light_root_of
+        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+        from multikernelbench.backends.cuda_warm import light_root_of
 
         builder = FastExtensionBuilder(ext, pch=True, split_nvcc=True, pch_root=a.pch_root,
                                        light_headers=a.mode == "light",
@@ -141,7 +142,7 @@ def _run_mode(mode: str, cands: list[dict], work: Path, pch_root: Path, env: dic
 
 
 def run_per_build(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
-    from multikernelbench.backends.cuda_build import PchWarmer
+    from multikernelbench.backends.cuda_warm import PchWarmer
 
     cands = pick(manifest, args.n)
     pch_root = (args.pch_root or work / "pch").resolve()

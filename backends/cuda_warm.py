@@ -1,0 +1,249 @@
+"""The trusted warmer of the CUDA/C++ build cache: the light-header analyses and the precompiled torch/extension.h
+that every build of a run reads, made once by a background process the parent starts (never by a candidate's
+build, which may only read them).
+
+Builds that start while the warmer is still making what they need wait for it (bounded) instead of making
+their own copy: the warmer marks each folder it is filling (:func:`warming_marker`, holding its pid) and
+removes the mark when done or stopped. Split from :mod:`cuda_build`, which holds the builder itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from multikernelbench.backends import warm_wait
+from multikernelbench.backends.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
+
+
+class _WarmOnly(Exception):
+    """Stops load_inline after build.ninja is written: the warmer wants the flags, not the extension."""
+
+
+#: The cflags variants warmed by default: none (what KernelBench-style CUDA candidates pass for the C++
+#: half) and -O3 (the most common explicit choice).
+WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
+
+
+def _probe_dir_prefix(pid: int) -> str:
+    """Temporary folders of a warmer or probe are named after its pid, so that the parent which kills a warmer
+    (``PchWarmer.stop``) can remove what its ``TemporaryDirectory`` never got to clean up."""
+    return f"mkb-pch-{pid}-"
+
+
+def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None,
+                        cuda_flags: bool = False) -> None:
+    """For each ``extra_cflags`` variant, run torch's ``load_inline`` of an empty extension until it has written
+    build.ninja, call ``visit(variant, build_dir)`` and stop before any build: how the warmer and the probe
+    learn each set's exact compiler flags. ``on_error(variant, exc)`` takes what the loader raises; without it
+    the exception propagates."""
+    import torch.utils.cpp_extension as ce
+
+    current: list[tuple[str, ...]] = []
+
+    def capture(build_directory, verbose, error_prefix):
+        visit(current[-1], Path(build_directory))
+        raise _WarmOnly
+
+    orig = ce._run_ninja_build
+    ce._run_ninja_build = capture
+    try:
+        for i, extra in enumerate(variants):
+            current.append(tuple(extra))
+            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
+                kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
+                kw["extra_cuda_cflags" if cuda_flags else "extra_cflags"] = list(extra)
+                try:
+                    ce.load_inline(name=f"mkb_pch_warm_{i}", cpp_sources="", build_directory=tmp, verbose=False,
+                                   **kw)
+                except _WarmOnly:
+                    pass
+                except Exception as exc:  # noqa: BLE001 - the caller's on_error decides
+                    if on_error is None:
+                        raise
+                    on_error(tuple(extra), exc)
+    finally:
+        ce._run_ninja_build = orig
+
+
+def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
+    """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
+    ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
+    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
+    builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
+    report: list[dict[str, Any]] = []
+    # A warmer that cannot warm one set reports it and leaves those builds as they were.
+    _each_variant_ninja(variants, with_cuda,
+                        lambda extra, build_dir: report.append(builder.build_pch_from(build_dir, wait=wait)),
+                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
+                                                          "error": repr(exc)[:500]}))
+    return report
+
+
+def light_root_of(pch_root: Path | str) -> Path:
+    """Where the warmer puts the light-header analyses: beside the PCH folder (shared, read-only to builds)."""
+    return Path(pch_root).parent / "light"
+
+
+def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[dict[str, Any]]:
+    """Trusted side: the light-header analysis (backends/light_headers.py) for the nvcc flags torch's loader
+    uses with each ``extra_cuda_cflags`` variant, so that builds with those flags only read it. A build with
+    other flags makes its own, in its own folder."""
+    from multikernelbench.backends import nvcc_light
+
+    light_root = Path(light_root)
+    report: list[dict[str, Any]] = []
+
+    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
+        v = _ninja_vars((build_dir / "build.ninja").read_text())
+        cmd = shlex.split(v.get("nvcc", "nvcc"))
+        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
+        t0 = time.perf_counter()
+        nvcc_light.write_shim(light_root / "include")
+        d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
+        report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
+                       "macros": len(d.macros), "files": d.full_only_files})
+
+    _each_variant_ninja(variants, True, visit,
+                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
+                                                          "error": repr(exc)[:500]}), cuda_flags=True)
+    return report
+
+
+def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
+             with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
+    """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be). Asks torch's
+    loader for each set's exact flags the way :func:`warm_pch` does, stopping before any build (a fraction of
+    a second in a process that has torch imported). Raises what the loader raises."""
+    probe = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
+    dirs: dict[tuple[str, ...], Path] = {}
+
+    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
+        dirs[extra] = probe._pch_paths((build_dir / "build.ninja").read_text())[4].parent
+
+    _each_variant_ninja(variants, with_cuda, visit)
+    return dirs
+
+
+def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
+                         with_cuda: bool = False) -> list[tuple[str, ...]]:
+    """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet (:func:`pch_dirs`: where a
+    warmer process would cost seconds of CPU just to import torch, this costs a fraction of one). Raises what
+    the loader raises; callers decide what a probe that cannot tell means."""
+    return [extra for extra, folder in pch_dirs(pch_root, variants, with_cuda).items()
+            if not (folder / _PCH_GCH).exists()]
+
+
+def _background_priority() -> None:
+    """In the warmer's child process, after ``setsid``: nice 10 for the process and for its session's
+    autogroup. With autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in
+    most distributions' kernels) a process's nice value only ranks it within its own session, and every
+    session gets an equal share of the cores: a niced warmer in a session of its own got as much CPU as a
+    whole run's compile workers together (two warmers on a cold PCH folder slowed the builds beside them
+    about threefold on 2 cores). The autogroup's own nice applies across sessions; lowering it needs no
+    privilege. Kernels without autogroups have no such file."""
+    os.nice(10)
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write("10")
+    except OSError:
+        pass
+
+
+class PchWarmer:
+    """Handle on a background warmer process started by the parent (``wait`` for tests and benchmarks)."""
+
+    def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
+                 variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
+                 wait: bool = False, light: bool = False, niced: bool | None = None) -> None:
+        """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
+        with timing); False for a caller that waits for it. ``niced`` overrides that: a host with many cores
+        gives one core to the warmer whose products every build waits for (builds wait while it marks its
+        folders, see :mod:`warm_wait`); niced there, the builds' compilers starved it (no PCH was ready in a
+        whole 16-candidate H200 run). ``wait``: if another process is making one of
+        the headers, wait for it instead of skipping it. ``light``: first make the light-header analyses
+        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder."""
+        self.pch_root = Path(pch_root)
+        self.pch_root.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_warm", "--warm-pch", str(self.pch_root),
+               "--variants", json.dumps([list(v) for v in variants])]
+        if not with_cuda:
+            cmd.append("--cpu")
+        if wait:
+            cmd.append("--wait")
+        if light and with_cuda:
+            cmd.append("--light")
+        with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
+            self.log_path = Path(log.name)  # one per warmer: several may start in one process
+            self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=_background_priority if (background if niced is None
+                                                                             else niced) else None)
+        # Marked now, for the warmer: builds starting while it imports torch wait for it too.
+        self.marked = [self.pch_root] + ([light_root_of(self.pch_root) / "analysis"] if light and with_cuda else [])
+        for folder in self.marked:
+            warm_wait.mark(folder, self.proc.pid)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self) -> None:
+        """Stop a warmer still running when the run ends: its whole session (the compiler too), and remove its
+        half-written .gch (named after the warmer's pid; never renamed into place). Its log is removed too
+        unless it records a failure: every run starts a warmer, and one log per run piled up by the hundred
+        in the shared PCH folder."""
+        killed = self.proc.poll() is None
+        if killed:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+            self.proc.wait()
+        for folder in self.marked:
+            warm_wait.unmark(folder, self.proc.pid)
+        for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
+                    *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp")]:
+            tmp.unlink(missing_ok=True)
+        for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return
+        failed = not killed and (self.proc.returncode != 0 or '"failed"' in text or '"error"' in text)
+        if not failed:
+            self.log_path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":  # the warmer process started by PchWarmer
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--warm-pch", required=True, help="PCH root folder")
+    ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
+    ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
+    ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
+    ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
+    a = ap.parse_args()
+    variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
+    if a.light:
+        try:
+            print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), variants)}), flush=True)
+        finally:
+            warm_wait.unmark(light_root_of(a.warm_pch) / "analysis")
+    try:
+        print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)
+    finally:
+        warm_wait.unmark(Path(a.warm_pch))
