@@ -21,12 +21,19 @@ import time
 from pathlib import Path
 
 MARKER = ".warming"
+#: A mark older than this is a dead run's (a whole warm takes minutes on 2 cores, seconds on the H200).
+STALE_S = 900.0
 
 
 def warmer_active(folder: Path) -> bool:
-    """The folder's warming mark stands and names a live process."""
+    """The folder's warming mark stands, is younger than :data:`STALE_S` and names a live process (inside the
+    kernel sandbox, another process's liveness reads as "alive": a signal scope denies even signal 0; the age
+    and each waiter's bound cover a mark left by a run that died)."""
     try:
-        pid = int((Path(folder) / MARKER).read_text().split()[0])
+        path = Path(folder) / MARKER
+        if time.time() - path.stat().st_mtime > STALE_S:
+            return False
+        pid = int(path.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return False
     try:
