@@ -48,6 +48,10 @@ class NumbaCudaBackend(Backend):
             self.device_type = "cpu"
             self.times_on_cpu_shape = True
             self.timing_available = False
+            # The zygote (started with this backend's worker_env, so NUMBA_ENABLE_CUDASIM=1) imports Numba and
+            # its simulator once, not every worker (~1.3 s of CPU each; a candidate has two workers). Numba
+            # re-reads its environment (the candidate's NUMBA_CACHE_DIR) at each compile (config.reload_config).
+            self.zygote_preload = ("numba", "numba.cuda")
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("numba") is None or importlib.util.find_spec("numba_cuda") is None:
