@@ -239,7 +239,7 @@ class FastExtensionBuilder:
                 return
         else:
             waiting = not gch.exists()
-            if waiting and not (header.exists() and warm_wait.warmer_active(self.pch_root)):
+            if waiting and not (header.exists() and warm_wait.marked(self.pch_root)):
                 self.log.append({"pch_missing": sig})
                 return
         new = re.sub(r"^cflags = ", f"cflags = -include {shlex.quote(str(header))} -Winvalid-pch ", text,

@@ -63,7 +63,8 @@ for step in "$@"; do
     eval_*) b=${step#eval_}
       ET=$([ $b = cuda ] && echo ${EVAL_TIMEOUT_CUDA:-120} || echo ${EVAL_TIMEOUT:-65})
       v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
-      timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions solutions/$b --db $R/eval_$b.sqlite \
+      S=EVAL_SOLUTIONS_$b  # EVAL_SOLUTIONS_<backend>: another folder of solutions (default solutions/<backend>)
+      timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions ${!S:-solutions/$b} --db $R/eval_$b.sqlite \
         $CB --timing-budget-s ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
