@@ -23,6 +23,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from multikernelbench.backends import get_backend
 from multikernelbench.engine.build_stage import BuildStage
@@ -40,16 +41,71 @@ def _backend(config: EngineConfig):
     return get_backend(config.backend, threads=config.threads, **config.backend_options)
 
 
+def start_zygote(config: EngineConfig, backend):
+    """A zygote for ``backend``'s workers (started with its worker_env for the run's build root, as the local
+    runner's), or None where the run or the backend wants fresh interpreters or it cannot start."""
+    if not (config.zygote and backend.zygote_ok):
+        return None
+    from multikernelbench.engine.zygote import Zygote, ZygoteError
+
+    env = dict(os.environ)
+    env.update(backend.worker_env(Path(config.build_root)))
+    try:
+        return Zygote(env, tuple(backend.zygote_preload))
+    except ZygoteError as exc:
+        print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
+        return None
+
+
+class BuildZygote:
+    """The build tasks' zygote in this Ray worker process, for one (backend, options, build root): Ray runs many
+    build tasks in one long-lived worker, and each build's compile worker is forked from it instead of being a
+    fresh interpreter that imports torch (~3-4 s of CPU per build). Started at the first build that needs a
+    worker (a cached build or a static-check finding starts none); it dies with the Ray worker
+    (die_with_parent), as the local runner's dies with the run. What a worker session calls: ``alive``,
+    ``spawn``."""
+
+    _all: dict[tuple, "BuildZygote"] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, config: EngineConfig, backend) -> None:
+        self.config, self.backend = config, backend
+        self.zygote: Any = None  # False: could not start, fresh interpreters from then on
+        self.lock = threading.Lock()
+
+    @classmethod
+    def get(cls, config: EngineConfig, backend) -> "BuildZygote":
+        key = (config.backend, repr(sorted(config.backend_options.items())), config.threads, str(config.build_root),
+               config.zygote)
+        with cls._lock:
+            return cls._all.setdefault(key, cls(config, backend))
+
+    def alive(self) -> bool:
+        with self.lock:
+            if self.zygote is False:
+                return False
+            if self.zygote is not None and not self.zygote.alive():
+                self.zygote.close()  # died (killed from outside): a new one for this build
+                self.zygote = None
+            if self.zygote is None:
+                self.zygote = start_zygote(self.config, self.backend) or False
+            return bool(self.zygote)
+
+    def spawn(self, *args, **kwargs):
+        return self.zygote.spawn(*args, **kwargs)
+
+
 def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
                     result: EvalResult) -> tuple[tuple[EvalResult, bool], bytes]:
-    """One candidate's build (static checks, then a compile worker), cached by code hash on this node.
-    Returns ((result, built ok), tar bytes of the build folder or b"")."""
+    """One candidate's build (static checks, then a compile worker forked from this process's build zygote),
+    cached by code hash on this node. Returns ((result, built ok), tar bytes of the build folder or b"")."""
     from multikernelbench.engine.runner import check_opt_in
 
     backend = _backend(config)
     stage = BuildStage(backend, config, Trace(config.trace_path))
     try:
         check_opt_in(config)  # this node's kernel sandbox, as the driver checked its own
+        stage.zygote = BuildZygote.get(config, backend)
         outcome = stage.run(task, cand, result)
     except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
         result.status, result.message = Status.RUNTIME_ERROR, f"harness error while building: {exc!r}"
@@ -81,7 +137,7 @@ class Lane:
         self.gpu = int(gpu_ids[0]) if gpu_ids else None
         self.seeds = SeedSource(config.seed)
         self.trace = Trace(config.trace_path)
-        self.zygote = self._start_zygote()
+        self.zygote = start_zygote(config, self.backend)
         device = self.backend.reference_device(0 if self.gpu is not None else None)
         self.refs: queue.Queue[ReferenceService] = queue.Queue()
         for _ in range(max(1, slots)):
@@ -89,19 +145,6 @@ class Lane:
         self.all_refs = list(self.refs.queue)
         self.device_lock = threading.Lock() if (slots > 1 and self.gpu is not None) else None
         self.evaluated = 0
-
-    def _start_zygote(self):
-        if not (self.config.zygote and self.backend.zygote_ok):
-            return None
-        from multikernelbench.engine.zygote import Zygote, ZygoteError
-
-        env = dict(os.environ)
-        env.update(self.backend.worker_env(Path(self.config.build_root)))
-        try:
-            return Zygote(env, tuple(self.backend.zygote_preload))
-        except ZygoteError as exc:
-            print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
-            return None
 
     def describe(self) -> dict:
         """What the driver keys results by and reports: this node's hardware, availability and versions."""
