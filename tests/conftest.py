@@ -14,14 +14,38 @@ def _xdist_worker() -> bool:
     return bool(os.environ.get("PYTEST_XDIST_WORKER"))
 
 
-#: Test files by measured wall time on the 2-core host, longest first (cold run of 2026-12-01, seconds):
-#: README's command gives each file to one of two pytest-xdist workers, and a long file handed out last
-#: leaves the other worker idle at the end (~2 min of the 25-min run at 4082451, when files went out by test
-#: count). Files not named here follow in collection order; a renamed file only loses its place.
-LONGEST_FIRST = ("test_prompt_exemplars.py", "test_anticheat_cpu.py", "test_suite_selfcheck.py",
-                 "test_engine_python.py", "test_pipeline.py", "test_heldout.py", "test_backend_pallas_interp.py",
-                 "test_cli_baseline.py", "test_demo.py", "test_cli_errors.py", "test_suite_gates.py",
-                 "test_fresh_inputs.py", "test_hfcache.py")
+#: Files whose tests are marked ``timing`` (they run alone under xdist, see pytest_runtest_protocol): handed out
+#: first, so each waits at most for the other worker's timing file, not for a long build-heavy test of a file
+#: that happens to be running there (a C++ exemplar run or a backend's module fixture: 100-550 s on 2 cores).
+TIMING_FIRST = ("test_fresh_inputs.py", "test_timing_integrity.py", "test_sandbox_kernel.py")
+
+#: Then the other test files by measured wall time on the 2-core host, longest first (summed test durations
+#: of a cold run with a fresh HOME, 2026-12-02 at 0786cdf, seconds in the comments): README's command gives
+#: each file to one of two pytest-xdist workers, and a long file handed out last leaves the other worker idle
+#: at the end. Files not named here follow in collection order; a renamed file only loses its place.
+LONGEST_FIRST = TIMING_FIRST + (
+    "test_prompt_exemplars.py",  # 849
+    "test_anticheat_cpu.py",  # 549
+    "test_suite_selfcheck.py",  # 256
+    "test_backend_helion_cpu.py",  # 203
+    "test_engine_python.py",  # 195
+    "test_pipeline.py",  # 194
+    "test_cuda_light_headers.py",  # 166
+    "test_ray_cluster.py",  # 159
+    "test_backend_numba_cuda_cpu.py",  # 149
+    "test_cli_baseline.py",  # 147
+    "test_backend_opencl.py",  # 123
+    "test_exemplars_numba_helion.py",  # 116
+    "test_heldout.py",  # 112
+    "test_cli_errors.py",  # 110
+    "test_demo.py",  # 88
+    "test_hfcache.py",  # 73
+    "test_backend_pallas_interp.py",  # 68
+    "test_suite_gates.py",  # 50
+    "test_install_by_name.py",  # 38
+    "test_cli_resume.py",  # 31
+    "test_metrics_module.py",  # 27
+)
 
 
 def pytest_configure(config):
@@ -37,25 +61,67 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
+class _TimingLock:
+    """Per worker: the shared file lock of pytest_runtest_protocol. A ``timing`` test holds it exclusively, and
+    keeps holding it through the following tests of its file that are ``timing`` too (one wait per file, not one
+    per test: between two of them the other worker would otherwise start a test of its own, maybe a long one).
+    Writers first: a worker waiting for the exclusive lock holds a second lock, the gate, which every test takes
+    briefly before its shared lock, so the other worker starts nothing new meanwhile and the wait is bounded by
+    the test running there (plain flock would let shared holders take turns past a waiting writer)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.main = open(folder / "mkb-timing.lock", "a")
+        self.gate = open(folder / "mkb-timing.gate", "a")
+        self.exclusive = False
+
+    def acquire(self, timing: bool) -> None:
+        import fcntl
+
+        if self.exclusive:
+            return
+        fcntl.flock(self.gate, fcntl.LOCK_EX)
+        if timing:
+            fcntl.flock(self.main, fcntl.LOCK_EX)  # the gate stays held: nothing new starts over there
+            self.exclusive = True
+            return
+        try:
+            fcntl.flock(self.main, fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+
+    def release(self, keep: bool) -> None:
+        import fcntl
+
+        if keep:
+            return
+        fcntl.flock(self.main, fcntl.LOCK_UN)
+        if self.exclusive:
+            fcntl.flock(self.gate, fcntl.LOCK_UN)
+            self.exclusive = False
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Under pytest-xdist (README's test command runs two workers): a test marked ``timing`` (it compares
     measured speeds against a margin) runs alone. It takes an exclusive lock on a file that every worker
     shares, every other test a shared one, each for its whole protocol (setup, including module fixtures
-    set up for it, call and teardown), so the other worker waits between two of its tests while it runs.
-    Without xdist there is nothing to wait for."""
+    set up for it, call and teardown), so the other worker waits between two of its tests while it runs
+    (:class:`_TimingLock`). Without xdist there is nothing to wait for."""
     if not _xdist_worker():
         yield
         return
-    import fcntl
-
-    path = item.config._tmp_path_factory.getbasetemp().parent / "mkb-timing.lock"  # the workers' common parent
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX if item.get_closest_marker("timing") else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    config = item.config
+    lock = getattr(config, "_mkb_timing_lock", None)
+    if lock is None:
+        lock = config._mkb_timing_lock = _TimingLock(config._tmp_path_factory.getbasetemp().parent)
+    timing = item.get_closest_marker("timing") is not None
+    lock.acquire(timing)
+    keep = timing and nextitem is not None and nextitem.path == item.path \
+        and nextitem.get_closest_marker("timing") is not None
+    try:
+        yield
+    finally:
+        lock.release(keep)
 
 
 @pytest.fixture(scope="session")
