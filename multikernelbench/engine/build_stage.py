@@ -8,6 +8,8 @@ reuses the first build instead of racing it.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import time
@@ -103,8 +105,10 @@ class BuildStage:
             setup = Setup(backend=self.backend.name, backend_options=self.backend.options, build_dir=str(build_dir),
                           threads=1, runtime_checks=ac.runtime_checks,
                           require_custom_kernel=ac.require_custom_kernel)
-            session = WorkerSession("compile", self.backend.worker_env(build_dir),
-                                    worker_limits(self.config, self.backend), setup, zygote=self.zygote,
+            limits = worker_limits(self.config, self.backend)
+            if self.backend.device_type != "cpu":  # the device stage beside builds keeps its priority
+                limits = dataclasses.replace(limits, nice=self.config.build_nice)
+            session = WorkerSession("compile", self.backend.worker_env(build_dir), limits, setup, zygote=self.zygote,
                                     anticheat=ac, trace=None, who=who)
             reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling",
                                     expect=Compiled)

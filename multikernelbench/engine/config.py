@@ -26,6 +26,9 @@ class EngineConfig:
     candidate_timeout_s: float = 900.0
     #: Concurrent builds; 0 = the backend's choice for this machine's cores (Backend.default_compile_workers).
     compile_workers: int = 0
+    #: Nice value of build workers (and their compilers) for backends whose device stage runs on a device
+    #: (not the CPU): that stage yields nothing to builds. 0 leaves builds at the engine's priority.
+    build_nice: int = 5
     #: GPU indices to spread the device stage over (one device worker and one reference service each);
     #: None = every visible GPU. Backends that do not run on a GPU use one lane.
     gpus: tuple[int, ...] | None = None

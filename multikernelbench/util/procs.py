@@ -32,6 +32,10 @@ class Limits:
     #: RLIMIT_NPROC (processes + threads of the user). Linux ignores it for root, so it only applies when
     #: the engine runs unprivileged; 0 = unset. Fork bombs as root are bounded only by the kill of the group.
     max_processes: int = 0
+    #: Lower CPU priority (nice, for the process and its session's autogroup; inherited by its compilers).
+    #: Builds on a host whose device stage runs beside them: the device stage is the pipeline's one serial
+    #: lane, and its host side (launches, checks, the clock audit) should not queue behind compilers.
+    nice: int = 0
 
 
 def usable_cores() -> int:
@@ -64,6 +68,13 @@ def apply_limits(limits: Limits) -> bool:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if limits.max_processes > 0 and os.geteuid() != 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+    if limits.nice > 0:
+        os.nice(limits.nice)
+        try:  # with autogroup scheduling a session's nice is its autogroup's (see backends/cuda_warm.py)
+            with open("/proc/self/autogroup", "w") as fh:
+                fh.write(str(limits.nice))
+        except OSError:
+            pass
     die_with_parent()
     if limits.isolate_network and LIBC is not None:
         return LIBC.unshare(_CLONE_NEWNET) == 0  # failure (no privilege) leaves the worker in the host namespace
