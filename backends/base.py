@@ -114,7 +114,8 @@ class Backend(abc.ABC):
 
     def prepare_builds(self, build_root: Path) -> Any:
         """Trusted, once per run, before the compile pool starts: warm shared build caches (e.g. precompiled
-        headers) in the background. Returns a handle with ``wait(timeout)`` or None; builds never wait for it."""
+        headers) in the background. Returns a handle with ``wait(timeout)`` and ``stop()``, or None. Builds never
+        make what it makes; they may wait for it, bounded, while it marks it as in progress (warm_wait.py)."""
         return None
 
     # ---- in a compile worker (untrusted code runs) ----------------------------------------------------

@@ -12,9 +12,10 @@ module exactly as stock, and change only how the build is carried out:
   starts with ``#include <torch/extension.h>``. When a ``.gch`` of that header exists for exactly the
   ``cflags``/``post_cflags`` in ``build.ninja`` it is force-included, so g++ skips ~400k lines of headers;
   GCC only uses a PCH whose flags match, otherwise it silently reads the text header (still correct). The
-  ``.gch`` (~0.7 GB) is made by :func:`warm_pch` in a trusted process the parent starts before the compile
-  pool (:class:`PchWarmer`); a worker never builds it and never waits for it. (Building it inside workers,
-  under their 256 MB file-size limit and a shared lock, is what made builds end one at a time on the H200.)
+  ``.gch`` (~0.7 GB) is made by ``cuda_warm.warm_pch`` in a trusted process the parent starts before the
+  compile pool (``cuda_warm.PchWarmer``); a worker never builds it (building it inside workers, under their
+  256 MB file-size limit and a shared lock, is what made builds end one at a time on the H200). While the
+  warmer is making it, main.cpp's compile waits for it, bounded (:data:`PCH_WAIT_S`, ``warm_wait``).
 * **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.nvcc_split` runs stock
   nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
   other; anything it does not recognise runs plain nvcc.
@@ -255,7 +256,7 @@ class FastExtensionBuilder:
 
     def build_pch_from(self, build_dir: Path, wait: bool = False) -> dict[str, Any]:
         """Trusted side: make the PCH for the flags of ``build_dir``'s build.ninja unless it exists or another
-        process is making it right now (a non-blocking lock: a run's builds never wait for a PCH). ``wait``:
+        process is making it right now (a non-blocking lock: a second warmer does not queue behind the first). ``wait``:
         block until that other process is done instead, then use its .gch (or make it, if it failed); for a
         caller that wants the PCH before it starts, such as a test session."""
         import fcntl

@@ -24,7 +24,7 @@ def test_a_stopped_warm_leaves_no_log(tmp_path):
 
 
 def test_wait_blocks_on_another_maker_and_the_default_does_not(tmp_path):
-    """A run's warmer skips a header another process is making (builds never wait); ``wait=True`` (the test
+    """A run's warmer skips a header another process is making (it does not queue); ``wait=True`` (the test
     session's ``cpu_pch``) blocks until that process lets go, then takes over. The other maker is this test
     holding the header's lock; the flag set is one g++ rejects, so no header is ever really made."""
     import fcntl
