@@ -61,6 +61,10 @@ class HelionBackend(Backend):
             self.device_type = "cpu"
             self.times_on_cpu_shape = True
             self.timing_available = False
+            # Imported once in the zygote (started with this backend's worker_env, TRITON_INTERPRET=1 among it),
+            # not in every worker: ~4.4 s of CPU each, two workers per candidate. Helion reads its settings and
+            # Triton its interpreter switch when a kernel is made, after the fork, in the worker's environment.
+            self.zygote_preload = ("helion", "helion.language")
 
     def availability(self) -> Availability:
         if importlib.util.find_spec("helion") is None:
