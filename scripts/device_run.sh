@@ -105,7 +105,7 @@ PY
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     # Issue #28, one call (~9 min): tp_cold tp_per_build tp_warm. TP_N candidates (default 36) from an empty build
     # cache; five candidates built light / builder / stock (reusing tp_cold's PCH); the same TP_N candidates with
-    # every build cached (same --mkb-build-root). Budgets (s): TP_COLD_S 240, TP_PB_S 170, TP_WARM_S 115.
+    # every build cached (same --mkb-build-root). Budgets (s): TP_COLD_S 240, TP_PB_S 330 (stock needs > 60 s of it at 5 builds at once), TP_WARM_S 115.
     tp_cold) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_cold_h200.json > $R/tp_cold.log 2>&1; tail -6 $R/tp_cold.log ;;
@@ -113,7 +113,7 @@ PY
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_warm_h200.json > $R/tp_warm.log 2>&1; tail -6 $R/tp_warm.log
       cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/build_profile.json 2>/dev/null ;;
-    tp_per_build) B=$(( ${TP_PB_S:-170} < $(left) - 10 ? ${TP_PB_S:-170} : $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for tp_per_build"; continue; }
+    tp_per_build) B=$(( ${TP_PB_S:-330} < $(left) - 10 ? ${TP_PB_S:-330} : $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for tp_per_build"; continue; }
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --per-build --n 5 --budget-s $B \
         --pch-root /tmp/mkb_tp_build/cuda/_ext_cache/pch --out $R/per_build_h200.json > $R/tp_per_build.log 2>&1; tail -12 $R/tp_per_build.log ;;
     baseline) B=$(( $(left) - 30 )); [ $B -lt 20 ] && { echo "no time left for baseline"; continue; }
