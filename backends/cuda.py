@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.util.procs import usable_cores
 
 
 @lru_cache(maxsize=1)
@@ -130,7 +131,7 @@ class CudaBackend(Backend):
             (light_root_of(self._pch_root(some_build)) / "analysis").mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
-                         light=self.options.get("light_headers", True), niced=len(os.sched_getaffinity(0)) < 8)
+                         light=self.options.get("light_headers", True), niced=usable_cores() < 8)
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""

@@ -234,8 +234,9 @@ class FastExtensionBuilder:
         # worker's load (seen as load timeouts in a first demo run while the warmer finished).
         built_before = (build_dir / ".ninja_log").exists()
         if built_before:
-            waiting = marker.exists() and marker.read_text().split()[1:] == ["wait"]
-            if not marker.exists() or (not waiting and not gch.exists()):
+            used = marker.read_text().split() if marker.exists() else None
+            waiting = used is not None and used[1:] == ["wait"]
+            if used is None or (not waiting and not gch.exists()):
                 self.log.append({"pch_missing" if not gch.exists() else "pch_not_used_by_earlier_build": sig})
                 return
         else:

@@ -3,8 +3,8 @@ that every build of a run reads, made once by a background process the parent st
 build, which may only read them).
 
 Builds that start while the warmer is still making what they need wait for it (bounded) instead of making
-their own copy: the warmer marks each folder it is filling (:func:`warming_marker`, holding its pid) and
-removes the mark when done or stopped. Split from :mod:`cuda_build`, which holds the builder itself.
+their own copy: each folder the warmer is filling carries a mark with its pid (:func:`warm_wait.mark`, written
+by the parent as it starts the warmer), removed when the warmer is done or stopped. Split from :mod:`cuda_build`, which holds the builder itself.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from multikernelbench.backends import warm_wait
 from multikernelbench.backends.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
+from multikernelbench.util.procs import lower_priority
 
 
 class _WarmOnly(Exception):
@@ -144,19 +145,10 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
 
 
 def _background_priority() -> None:
-    """In the warmer's child process, after ``setsid``: nice 10 for the process and for its session's
-    autogroup. With autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in
-    most distributions' kernels) a process's nice value only ranks it within its own session, and every
-    session gets an equal share of the cores: a niced warmer in a session of its own got as much CPU as a
-    whole run's compile workers together (two warmers on a cold PCH folder slowed the builds beside them
-    about threefold on 2 cores). The autogroup's own nice applies across sessions; lowering it needs no
-    privilege. Kernels without autogroups have no such file."""
-    os.nice(10)
-    try:
-        with open("/proc/self/autogroup", "w") as fh:
-            fh.write("10")
-    except OSError:
-        pass
+    """In the warmer's child process, after ``setsid``: nice 10 for it and its session's autogroup (a niced
+    warmer in a session of its own otherwise got as much CPU as a run's compile workers together: two warmers
+    on a cold PCH folder slowed the builds beside them about threefold on 2 cores)."""
+    lower_priority(10)
 
 
 class PchWarmer:

@@ -46,6 +46,21 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def lower_priority(nice: int) -> None:
+    """Nice the calling process (after ``setsid``) and its session's autogroup by ``nice``. With autogroup
+    scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in most distributions' kernels) a
+    process's nice value only ranks it within its own session, and every session gets an equal share of the
+    cores: a niced process in a session of its own still got as much CPU as a whole run's compile workers
+    together (seen with the PCH warmer on 2 cores). The autogroup's own nice applies across sessions; raising
+    it needs no privilege. Kernels without autogroups have no such file."""
+    os.nice(nice)
+    try:
+        with open("/proc/self/autogroup", "w") as fh:
+            fh.write(str(nice))
+    except OSError:
+        pass
+
+
 def die_with_parent() -> None:
     """The calling process is SIGKILLed when the process that started it exits (Linux only)."""
     if LIBC is not None:
@@ -69,12 +84,7 @@ def apply_limits(limits: Limits) -> bool:
     if limits.max_processes > 0 and os.geteuid() != 0:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
     if limits.nice > 0:
-        os.nice(limits.nice)
-        try:  # with autogroup scheduling a session's nice is its autogroup's (see backends/cuda_warm.py)
-            with open("/proc/self/autogroup", "w") as fh:
-                fh.write(str(limits.nice))
-        except OSError:
-            pass
+        lower_priority(limits.nice)
     die_with_parent()
     if limits.isolate_network and LIBC is not None:
         return LIBC.unshare(_CLONE_NEWNET) == 0  # failure (no privilege) leaves the worker in the host namespace

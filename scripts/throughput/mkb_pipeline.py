@@ -59,9 +59,9 @@ def header_paths(build_root: Path) -> dict:
             for k in secs:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
+    pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
     return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
-            "pch_used": sum(1 for _ in build_root.rglob("mkb_pch_used")),
-            "pch_waited": sum(1 for p in build_root.rglob("mkb_pch_used") if p.read_text().split()[1:] == ["wait"]),
+            "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 
