@@ -126,9 +126,15 @@ class CudaBackend(Backend):
         if self.options.get("light_headers", True):
             from multikernelbench.backends.cuda_warm import light_root_of
 
+            from multikernelbench.backends.nvcc_light import write_shim
+
             # Made now, before any worker starts: a sandbox rule needs the folder to exist, and the analyses
-            # the warmer writes into it later must be readable by builds already running.
-            (light_root_of(self._pch_root(some_build)) / "analysis").mkdir(parents=True, exist_ok=True)
+            # (and host prefixes) the warmer writes into it later must be readable by builds already running;
+            # the shared shim header too, which builds only read (their flags name it: see host_pch).
+            light = light_root_of(self._pch_root(some_build))
+            for sub in ("analysis", "host"):
+                (light / sub).mkdir(parents=True, exist_ok=True)
+            write_shim(light / "include")
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
                          light=self.options.get("light_headers", True), niced=usable_cores() < 8)

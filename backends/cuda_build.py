@@ -51,7 +51,7 @@ from typing import Any
 from multikernelbench.backends import warm_wait
 from multikernelbench.util.filelock import file_lock
 
-RECIPE_VERSION = "mkb-cuda-build-3"
+RECIPE_VERSION = "mkb-cuda-build-4"  # 4: module id from the flags, precompiled host prefix
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 _PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
 #: How long a build's main.cpp compile waits for a PCH the warmer is making right now (the .cu beside it
@@ -68,33 +68,40 @@ def _ninja_vars(text: str) -> dict[str, str]:
     return out
 
 
-def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None) -> bool:
+def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None,
+                           shim: Path | None = None) -> bool:
     """Point build.ninja's ``nvcc`` (whatever it is by now: nvcc, or the split driver around it) at
     :mod:`multikernelbench.backends.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
-    ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge."""
+    ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge. ``shim``: the
+    folder of the one-line header (default ``light_root/include``); the warmer's shared one keeps every
+    build's flags identical, which the precompiled host prefix (:mod:`host_pch`) needs."""
     text = ninja.read_text()
     m = re.search(r"^nvcc = (.+)$", text, flags=re.M)
     if not m or "nvcc_light.py" in m.group(1):
         return False
     words = shlex.split(m.group(1))
     driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_light.py")),
-                         "--shim", str(light_root / "include"), "--cache", str(light_root / "analysis"),
+                         "--shim", str(shim or light_root / "include"), "--cache", str(light_root / "analysis"),
                          "--report", str(report), "--nvcc-words", str(len(words))]
                         + (["--shared", str(shared)] if shared else []) + ["--"])
     ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
     return True
 
 
-def split_nvcc_in_ninja(ninja: Path) -> bool:
+def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path | None = None) -> bool:
     """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.nvcc_split` (same commands, host and
-    device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone."""
+    device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone.
+    ``host_pch``: the warmer's folder of precompiled host prefixes (:mod:`host_pch`); ``report``: where the
+    driver notes whether the final compile used one."""
     text = ninja.read_text()
     m = re.search(r"^nvcc = (\S+)$", text, flags=re.M)
     if not m or os.path.basename(shlex.split(m.group(1))[0]) != "nvcc":
         return False
     # Run as a script, not ``-m``: the package's __init__ imports torch (~2 s per nvcc call), the driver
     # needs only the standard library.
-    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_split.py"))])
+    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_split.py"))]
+                        + (["--host-pch", str(host_pch)] if host_pch else [])
+                        + (["--report", str(report)] if report and host_pch else []))
     ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
     return True
 
@@ -104,10 +111,12 @@ class FastExtensionBuilder:
 
     #: Where the nvcc_light driver writes which header path each ``.cu`` took (one JSON line per compile).
     HEADER_REPORT = "mkb_cuda_headers.jsonl"
+    #: Where the nvcc_split driver notes whether the final host compile used the precompiled prefix.
+    HOST_PCH_REPORT = "mkb_cuda_host_pch.jsonl"
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
-                 light_shared: Path | str | None = None) -> None:
+                 light_shared: Path | str | None = None, host_pch: bool = True) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
@@ -119,6 +128,10 @@ class FastExtensionBuilder:
         self.light_root = self.cache_root / "light"
         #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
         self.light_shared = Path(light_shared) if light_shared else None
+        #: The warmer's precompiled host prefixes (backends/host_pch.py) and its shared light-header shim,
+        #: beside its analyses: only with a warmer (``light_shared``), which alone writes them.
+        self.host_pch_root = self.light_shared.parent / "host" if self.light_shared and host_pch else None
+        self.shim_root = self.light_shared.parent / "include" if self.light_shared else None
         self.log: list[dict[str, Any]] = []  # what each load did (hit/miss, seconds, pch used)
         self._installed = False
 
@@ -173,10 +186,12 @@ class FastExtensionBuilder:
 
         def run_ninja_build(build_directory, verbose, error_prefix):
             if builder.split_nvcc:
-                split_nvcc_in_ninja(Path(build_directory) / "build.ninja")
+                split_nvcc_in_ninja(Path(build_directory) / "build.ninja", builder.host_pch_root,
+                                    Path(build_directory) / builder.HOST_PCH_REPORT)
             if builder.light_headers:
                 light_headers_in_ninja(Path(build_directory) / "build.ninja", builder.light_root,
-                                       Path(build_directory) / builder.HEADER_REPORT, builder.light_shared)
+                                       Path(build_directory) / builder.HEADER_REPORT, builder.light_shared,
+                                       builder.shim_root)
             if builder.pch:
                 try:
                     builder._add_pch(Path(build_directory))

@@ -120,6 +120,44 @@ def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = W
     return report
 
 
+def host_pch_flags(variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[tuple[tuple[str, ...], dict[str, str]]]:
+    """Each ``extra_cuda_cflags`` variant's build.ninja variables (a fraction of a second each). Separate from
+    :func:`warm_host_pch` because asking torch's loader patches it process-wide: done before any thread."""
+    found: list[tuple[tuple[str, ...], dict[str, str]]] = []
+    _each_variant_ninja(variants, True, lambda extra, build_dir: found.append(
+        (extra, _ninja_vars((build_dir / "build.ninja").read_text()))), cuda_flags=True)
+    return found
+
+
+def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]]) -> list[dict[str, Any]]:
+    """Trusted side of :mod:`host_pch`: for each flag set (:func:`host_pch_flags`), the precompiled prelude part
+    of nvcc's final host compile, from a probe ``cuda.cu`` compiled with exactly the arguments a light build's
+    split driver gets (torch's ``$cuda_cflags -c IN -o OUT $cuda_post_cflags``, then the light path's
+    ``-I <shared shim>``). ~40 s of CPU per flag set on the dev host, once per host."""
+    from multikernelbench.backends import host_pch, nvcc_light, nvcc_split
+
+    light_root = Path(light_root)
+    shim = light_root / "include"
+    report: list[dict[str, Any]] = []
+    for extra, v in flag_sets:
+        nvcc = shlex.split(v.get("nvcc", "nvcc"))
+        if len(nvcc) != 1:
+            report.append({"variant": list(extra), "state": "skipped", "why": f"nvcc is {v.get('nvcc')!r}"})
+            continue
+        try:
+            nvcc_light.write_shim(shim)
+            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
+                probe = Path(tmp) / "cuda.cu"
+                probe.write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
+                args = (shlex.split(v.get("cuda_cflags", "")) + ["-c", str(probe), "-o", str(Path(tmp) / "cuda.cuda.o")]
+                        + shlex.split(v.get("cuda_post_cflags", "")) + ["-I", str(shim)])
+                report.append({"variant": list(extra),
+                               **nvcc_split.make_host_pch(nvcc[0], args, light_root / "host", tmp_root=tmp)})
+        except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
+            report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
+    return report
+
+
 def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
              with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
     """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be). Asks torch's
@@ -181,7 +219,8 @@ class PchWarmer:
                                          preexec_fn=_background_priority if (background if niced is None
                                                                              else niced) else None)
         # Marked now, for the warmer: builds starting while it imports torch wait for it too.
-        self.marked = [self.pch_root] + ([light_root_of(self.pch_root) / "analysis"] if light and with_cuda else [])
+        self.marked = [self.pch_root] + ([light_root_of(self.pch_root) / sub for sub in ("analysis", "host")]
+                                         if light and with_cuda else [])
         for folder in self.marked:
             warm_wait.mark(folder, self.proc.pid)
 
@@ -206,7 +245,8 @@ class PchWarmer:
         for folder in self.marked:
             warm_wait.unmark(folder, self.proc.pid)
         for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
-                    *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp")]:
+                    *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp"),
+                    *light_root_of(self.pch_root).glob(f"host/*/*.{self.proc.pid}.tmp")]:
             tmp.unlink(missing_ok=True)
         for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -235,7 +275,27 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
             print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), variants)}), flush=True)
         finally:
             warm_wait.unmark(light_root_of(a.warm_pch) / "analysis")
+    host = None
+    if a.light:  # the host prefixes beside main.cpp's PCH: each is one compiler at a time, and builds wait on both
+
+        def _host(flag_sets) -> None:
+            try:
+                print(json.dumps({"host_pch": warm_host_pch(light_root_of(a.warm_pch), flag_sets)}), flush=True)
+            finally:
+                warm_wait.unmark(light_root_of(a.warm_pch) / "host")
+
+        import threading
+
+        try:
+            sets = host_pch_flags(variants)
+        except Exception as exc:  # noqa: BLE001
+            print(json.dumps({"host_pch": [{"state": "error", "error": repr(exc)[:500]}]}), flush=True)
+            sets = []
+        host = threading.Thread(target=_host, args=(sets,))
+        host.start()
     try:
         print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)
     finally:
         warm_wait.unmark(Path(a.warm_pch))
+        if host is not None:
+            host.join()

@@ -26,6 +26,7 @@ script: ``-m multikernelbench.backends.nvcc_split`` works too but imports torch 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -35,6 +36,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+if __package__:
+    from . import host_pch
+else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
+    import host_pch  # type: ignore[no-redef]
+
+#: How long the final compile waits for the precompiled prefix the warmer is making right now (with it the
+#: final compile is ~3 s on the dev host, without it ~12 s).
+HOST_PCH_WAIT_S = 10.0
 
 _ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _UNSUPPORTED = ("-rdc", "--relocatable-device-code", "-dc", "--device-c", "-dw", "--device-w", "-dlink",
@@ -55,9 +65,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-def dry_run(nvcc: str, args: list[str]) -> tuple[list[str], list[str]]:
+def dry_run(nvcc: str, args: list[str], env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(environment assignments, commands) that ``nvcc --dryrun`` prints, in order."""
-    out = subprocess.run([nvcc, "--dryrun", *args], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([nvcc, "--dryrun", *args], capture_output=True, text=True, timeout=120, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"nvcc --dryrun exited {out.returncode}: {out.stderr[-500:]}")
     env, cmds = [], []
@@ -110,11 +120,26 @@ def _outputs(cmd: str) -> list[str]:
     return outs
 
 
-def module_identifier(source: str) -> str:
-    """An identifier unique to this build (content, process, time), spelled like nvcc's own."""
+_PER_BUILD_VALUE = ("-o", "-MF", "--output-file")
+
+
+def module_identifier(source: str, args: list[str]) -> str:
+    """The module id, spelled like nvcc's own, from the compile's flags (less what differs per build: output
+    paths, the extension's name) and the source's file name: the same for every build of a flag set, so that
+    cudafe++ writes the prelude's declarations identically and :mod:`host_pch` can precompile them. Unique
+    per translation unit is all it must be (it names the TU's anonymous namespaces; the symbols it appears in
+    are hidden), and an extension is one ``.cu``."""
     stem = re.sub(r"\W", "_", Path(source).name)
-    digest = hashlib.sha256(f"{os.path.abspath(source)}:{os.getpid()}:{time.time_ns()}".encode()).hexdigest()[:8]
-    return f"_{digest}_{len(stem)}_{stem}_mkb"
+    flags, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _PER_BUILD_VALUE:
+            skip = True
+        elif a != source and not a.startswith("-DTORCH_EXTENSION_NAME="):
+            flags.append(a)
+    digest = hashlib.sha256("\0".join(flags).encode()).hexdigest()
+    return f"_{digest[:8]}_{len(stem)}_{stem}_{digest[8:16]}"
 
 
 def _script(cmds: list[str]) -> str:
@@ -137,8 +162,9 @@ def environment(env_lines: list[str]) -> dict[str, str]:
     return env
 
 
-def run_split(p: Plan, source: str) -> int:
-    Path(p.module_id_file).write_text(module_identifier(source))
+def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None = None,
+              report: Path | None = None) -> int:
+    Path(p.module_id_file).write_text(module_identifier(source, args))
     env = environment(p.env_lines)
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
     # reaches it), so that a failed host half can stop the device half's compilers, not just its shell.
@@ -160,8 +186,40 @@ def run_split(p: Plan, source: str) -> int:
     _echo(d_out, d_err)
     if device.returncode != 0:
         return device.returncode
+    row: dict = {"source": source}
+    if host_pch_root is not None and len(p.final) == 1:
+        try:
+            row.update(host_pch.apply(host_pch_root, p.final[0], wait_s=HOST_PCH_WAIT_S))
+        except Exception as exc:  # noqa: BLE001 - never fail a build over its header
+            row["host_pch"] = f"error: {exc!r}"[:300]
+    t0 = time.perf_counter()
     final = subprocess.run(["bash", "-c", _script(p.final)], env=env)
+    row["final_s"] = round(time.perf_counter() - t0, 3)
+    if report is not None and "host_pch" in row:
+        with open(report, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
     return final.returncode
+
+
+def make_host_pch(nvcc: str, args: list[str], root: Path, tmp_root: str | None = None) -> dict:
+    """Trusted warmer's side of :mod:`host_pch`: ``args`` compile a probe that holds only load_inline's prelude
+    (with exactly a build's flags); its host chain runs here (nvcc's temporary files in a folder of their
+    own, removed after) and its prelude part is precompiled under ``root``."""
+    import tempfile
+
+    sources = _sources(args)
+    if len(sources) != 1:
+        return {"state": "skipped", "why": "not one source"}
+    with tempfile.TemporaryDirectory(prefix="mkb-host-pch-", dir=tmp_root) as tmp:
+        env = {**os.environ, "TMPDIR": tmp}
+        p = plan(*dry_run(nvcc, args, env))
+        if p is None or len(p.final) != 1:
+            return {"state": "skipped", "why": "nvcc's commands are not the split layout"}
+        outs = _outputs(p.host[-1])
+        if not outs:
+            return {"state": "skipped", "why": "no cudafe++ output"}
+        Path(p.module_id_file).write_text(module_identifier(sources[0], args))
+        return host_pch.make(root, p.host, p.final[0], {**environment(p.env_lines), "TMPDIR": tmp}, outs[-1])
 
 
 def _echo(out: bytes, err: bytes) -> None:
@@ -176,8 +234,12 @@ def _sources(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    opts: dict[str, Path] = {}
+    while len(argv) >= 2 and argv[0] in ("--host-pch", "--report"):
+        opts[argv[0]] = Path(argv[1])
+        argv = argv[2:]
     if len(argv) < 2:
-        print(f"usage: python {__file__} NVCC ARGS...", file=sys.stderr)
+        print(f"usage: python {__file__} [--host-pch DIR] [--report FILE] NVCC ARGS...", file=sys.stderr)
         return 2
     nvcc, args = argv[0], argv[1:]
     plain = lambda: subprocess.run([nvcc, *args]).returncode  # noqa: E731 - the stock path
@@ -191,7 +253,7 @@ def main(argv: list[str]) -> int:
         p = None
     if p is None:
         return plain()
-    return run_split(p, sources[0])
+    return run_split(p, sources[0], args, opts.get("--host-pch"), opts.get("--report"))
 
 
 if __name__ == "__main__":
