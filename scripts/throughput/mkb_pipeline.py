@@ -59,9 +59,21 @@ def header_paths(build_root: Path) -> dict:
             for k in secs:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
+    host: dict[str, int] = {}
+    secs["final_s"] = []
+    for rep in build_root.rglob("mkb_cuda_host_pch.jsonl"):  # nvcc_split: the final compile's precompiled prefix
+        for line in rep.read_text(errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            host[str(row.get("host_pch", "?"))[:80]] = host.get(str(row.get("host_pch", "?"))[:80], 0) + 1
+            if isinstance(row.get("final_s"), (int, float)):
+                secs["final_s"].append(row["final_s"])
     pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
     return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
             "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
+            "host_pch": host,
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 

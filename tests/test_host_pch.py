@@ -1,0 +1,154 @@
+"""The precompiled prefix of nvcc's final host compile (backends/host_pch.py, used by backends/nvcc_split.py).
+
+Fast tests of the prefix logic on synthetic cudafe1.cpp text (no compiler), and, where nvcc is installed
+(objects are compiled, never run), one real round: the warmer's probe is precompiled, a shipped solution is
+compiled through the split driver with and without it at the same path, and the two objects are compared
+section by section (the only difference two stock builds have, nvcc's per-process temporary file name in one
+local symbol, is normalised).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.backends import host_pch, nvcc_split
+
+REPO = Path(__file__).resolve().parent.parent
+NVCC = shutil.which("nvcc")
+FINAL = ('gcc -std=c++20 -D__CUDA_ARCH_LIST__=900 -c -x c++ -fPIC -O3 -I"/inc" -m64 '
+         '"/tmp/tmpxft_0000_00000000-6_cuda.cudafe1.cpp" -o "/b/cuda.cuda.o"')
+PRELUDE_OUT = "#pragma GCC diagnostic push\nnamespace at { struct Tensor; }\n#pragma GCC diagnostic pop\n"
+
+
+def _cudafe(main: str, own: str) -> str:
+    return f'# 1 "{main}"\n{PRELUDE_OUT}# 8 "{main}"\n{own}'
+
+
+def test_prefix_is_what_the_prelude_produced():
+    assert host_pch.prefix_of(_cudafe("/w/probe/cuda.cu", "void probe();\n")) == PRELUDE_OUT
+    # A prefix that names the main file would differ between builds: none.
+    assert host_pch.prefix_of('# 1 "/w/cuda.cu"\nconst char* f = "/w/cuda.cu";\n# 8 "/w/cuda.cu"\nx;\n') is None
+    assert host_pch.prefix_of("int x;\n") is None
+
+
+def test_key_ignores_input_and_output_only():
+    other_io = FINAL.replace("tmpxft_0000", "tmpxft_ffff").replace("/b/", "/c/")
+    assert host_pch.key(FINAL) == host_pch.key(other_io)
+    assert host_pch.key(FINAL) != host_pch.key(FINAL.replace("-O3", "-O2"))
+    assert host_pch.key(FINAL.replace(" -c", "")) is None  # not a compile of a cudafe1.cpp
+
+
+def _root_with_header(tmp_path: Path) -> Path:
+    root = tmp_path / "host"
+    folder = root / host_pch.key(FINAL)
+    folder.mkdir(parents=True)
+    (folder / host_pch.HEADER).write_text(PRELUDE_OUT)
+    (folder / host_pch.GCH).write_bytes(b"stands in for the .gch: apply only checks it is there")
+    return root
+
+
+def test_apply_swaps_an_identical_prefix_for_the_include(tmp_path):
+    root = _root_with_header(tmp_path)
+    src = tmp_path / "cuda.cudafe1.cpp"
+    src.write_text(_cudafe("/b/cuda.cu", "void relu();\n"))
+    final = FINAL.replace("/tmp/tmpxft_0000_00000000-6_cuda.cudafe1.cpp", str(src))
+    assert host_pch.apply(root, final) == {"host_pch": "used"}
+    header = root / host_pch.key(final) / host_pch.HEADER
+    assert src.read_text() == f'# 1 "/b/cuda.cu"\n#include "{header}"\n# 8 "/b/cuda.cu"\nvoid relu();\n'
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: t.replace("struct Tensor;", "struct Tensor; int planted;"),  # one declaration more
+    lambda t: t.replace("pop", "pop "),  # one byte
+    lambda t: t.replace(PRELUDE_OUT, PRELUDE_OUT[:-10]),  # shorter
+])
+def test_apply_leaves_any_other_text_alone(tmp_path, change):
+    root = _root_with_header(tmp_path)
+    src = tmp_path / "cuda.cudafe1.cpp"
+    text = change(_cudafe("/b/cuda.cu", "void relu();\n"))
+    src.write_text(text)
+    final = FINAL.replace("/tmp/tmpxft_0000_00000000-6_cuda.cudafe1.cpp", str(src))
+    assert host_pch.apply(root, final) == {"host_pch": "prefix differs"}
+    assert src.read_text() == text
+
+
+def test_no_header_for_other_flags(tmp_path):
+    root = _root_with_header(tmp_path)
+    src = tmp_path / "cuda.cudafe1.cpp"
+    src.write_text(_cudafe("/b/cuda.cu", ""))
+    final = FINAL.replace("-O3", "-O0").replace("/tmp/tmpxft_0000_00000000-6_cuda.cudafe1.cpp", str(src))
+    assert host_pch.apply(root, final)["host_pch"] == "no header for these flags"
+
+
+def test_module_id_is_the_flag_sets_not_the_builds():
+    a = ["-O3", "-c", "/b1/cuda.cu", "-o", "/b1/cuda.cuda.o", "-DTORCH_EXTENSION_NAME=ext_1"]
+    b = ["-O3", "-c", "/b2/cuda.cu", "-o", "/b2/cuda.cuda.o", "-DTORCH_EXTENSION_NAME=ext_2"]
+    assert nvcc_split.module_identifier("/b1/cuda.cu", a) == nvcc_split.module_identifier("/b2/cuda.cu", b)
+    assert nvcc_split.module_identifier("/b1/cuda.cu", a) != nvcc_split.module_identifier(
+        "/b1/cuda.cu", [w.replace("-O3", "-O2") for w in a])
+    assert re.fullmatch(r"_[0-9a-f]{8}_7_cuda_cu_[0-9a-f]{8}", nvcc_split.module_identifier("/b1/cuda.cu", a))
+
+
+# ---- one real round (nvcc, no GPU) ------------------------------------------------------------------------
+def _sections(obj: Path) -> dict[str, bytes]:
+    """Every section's bytes, by name."""
+    names = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", subprocess.run(["readelf", "-S", "-W", str(obj)], check=True,
+                       capture_output=True, text=True).stdout, flags=re.M)
+    out = {}
+    for name in names:
+        if name == "NULL":
+            continue
+        dump = subprocess.run(["objcopy", "-O", "binary", f"--only-section={name}", str(obj), "/dev/stdout"],
+                              capture_output=True)
+        out[name] = dump.stdout
+    return out
+
+
+def _symbols(obj: Path) -> list[str]:
+    out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    return [re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", ln) for ln in out.splitlines()]
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(tmp_path):
+    from test_cuda_light_headers import PRELUDE, _cuda_sources, _flags, _run
+
+    import torch.utils.cpp_extension as ce
+
+    stub = tmp_path / "stub"
+    if not any(Path(d, "c10/cuda/impl/cuda_cmake_macros.h").exists() for d in ce.include_paths()):
+        (stub / "c10/cuda/impl").mkdir(parents=True)  # the CPU build of torch lacks this config header
+        (stub / "c10/cuda/impl/cuda_cmake_macros.h").write_text("#pragma once\n")
+    shim = tmp_path / "shim"
+    (shim / "torch").mkdir(parents=True)
+    (shim / "torch" / "extension.h").write_text("#pragma once\n#include <torch/types.h>\n")
+    flags = _flags(stub)
+    root, probe, build = tmp_path / "host", tmp_path / "probe", tmp_path / "build"
+    probe.mkdir()
+    build.mkdir()
+    (probe / "cuda.cu").write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
+    assert host_pch.PRELUDE == PRELUDE  # the prelude the warmer precompiles is load_inline's
+    made = nvcc_split.make_host_pch(NVCC, flags + ["-c", str(probe / "cuda.cu"), "-o", str(probe / "cuda.o"),
+                                                   "-I", str(shim)], root)
+    assert made["state"] == "made", made
+    (build / "cuda.cu").write_text(PRELUDE + _cuda_sources(REPO / "solutions" / "cuda" / "activation.relu.py"))
+    args = flags + ["-c", str(build / "cuda.cu"), "-o", str(build / "cuda.cuda.o"), "-I", str(shim)]
+    objects = {}
+    for name, extra in (("with", ["--host-pch", str(root), "--report", str(tmp_path / "report.jsonl")]),
+                        ("without", [])):
+        res = _run([sys.executable, nvcc_split.__file__, *extra, NVCC, *args])
+        assert res.returncode == 0, res.stderr[-2000:]
+        objects[name] = build / f"{name}.o"
+        (build / "cuda.cuda.o").rename(objects[name])
+    assert '"host_pch": "used"' in (tmp_path / "report.jsonl").read_text()
+    assert _symbols(objects["with"]) == _symbols(objects["without"])
+    a, b = _sections(objects["with"]), _sections(objects["without"])
+    assert a.keys() == b.keys() and len(a) > 10
+    differ = [n for n in a if a[n] != b[n] and n not in (".symtab", ".strtab")]
+    assert not differ, differ  # the symbol tables hold nvcc's temporary file name (compared above, normalised)
