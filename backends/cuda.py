@@ -106,10 +106,8 @@ class CudaBackend(Backend):
         return Availability(True)
 
     #: Cores one build keeps busy before any is measured (nvcc's host and device halves side by side, g++
-    #: beside them); the engine's build gate (engine/build_gate.py) replaces it with measured CPU use. 1.5:
-    #: what the first eight builds of a cold H200 run measured beside the warmer (1.42-1.49, with the light
-    #: path and the precompiled host prefix; benchmarks/throughput/h200_2026-12-02c); a build alone uses ~2.
-    build_cores_estimate = 1.5
+    #: beside them); the engine's build gate (engine/build_gate.py) replaces it with measured CPU use.
+    build_cores_estimate = 2.0
 
     def default_compile_workers(self) -> int:
         """The build pool's size: one thread per core; how many of them build at once is the build gate's
