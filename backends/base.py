@@ -112,10 +112,11 @@ class Backend(abc.ABC):
 
         return max(1, usable_cores())
 
-    def prepare_builds(self, build_root: Path) -> Any:
+    def prepare_builds(self, build_root: Path, sources: list[str] | None = None) -> Any:
         """Trusted, once per run, before the compile pool starts: warm shared build caches (e.g. precompiled
         headers) in the background. Returns a handle with ``wait(timeout)`` and ``stop()``, or None. Builds never
-        make what it makes; they may wait for it, bounded, while it marks it as in progress (warm_wait.py)."""
+        make what it makes; they may wait for it, bounded, while it marks it as in progress (warm_wait.py).
+        ``sources``: the run's candidate sources, to be *read* only (e.g. which flag sets they build with)."""
         return None
 
     # ---- in a compile worker (untrusted code runs) ----------------------------------------------------

@@ -66,7 +66,7 @@ class CpuBackend(Backend):
     def pch_root(self) -> Path:
         return Path(self.options.get("pch_root") or Path.home() / ".cache" / "multikernelbench" / "pch")
 
-    def prepare_builds(self, build_root: Path) -> Any:
+    def prepare_builds(self, build_root: Path, sources: list[str] | None = None) -> Any:
         """A background warmer for the flag sets whose PCH is missing; none when all are there (the usual
         case after a machine's first run: a warmer process would spend seconds of CPU importing torch only to
         find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""

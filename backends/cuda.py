@@ -114,7 +114,7 @@ class CudaBackend(Backend):
         choice, from measured CPU use per build (engine/build_gate.py)."""
         return super().default_compile_workers()
 
-    def prepare_builds(self, build_root: Path):
+    def prepare_builds(self, build_root: Path, sources: list[str] | None = None):
         """Start the trusted warmer of the shared extension cache (light-header analyses, then the PCH) in the
         background; builds that start while it is making what they need wait for it, bounded (backends/
         warm_wait.py). Not niced on a host of 8+ cores: one core for what every build reads."""
@@ -136,8 +136,12 @@ class CudaBackend(Backend):
                 (light / sub).mkdir(parents=True, exist_ok=True)
             write_shim(light / "include")
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
+        from multikernelbench.backends.flag_variants import scan
+
+        used = scan(sources or [])  # the flag sets this run's candidates build with, most used first
+        kw = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
-                         light=self.options.get("light_headers", True), niced=usable_cores() < 8)
+                         light=self.options.get("light_headers", True), niced=usable_cores() < 8, **kw)
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""

@@ -194,18 +194,22 @@ class PchWarmer:
 
     def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
                  variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
-                 wait: bool = False, light: bool = False, niced: bool | None = None) -> None:
+                 wait: bool = False, light: bool = False, niced: bool | None = None,
+                 cuda_variants: tuple[tuple[str, ...], ...] | None = None) -> None:
         """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
         with timing); False for a caller that waits for it. ``niced`` overrides that: a host with many cores
         gives one core to the warmer whose products every build waits for (builds wait while it marks its
         folders, see :mod:`warm_wait`); niced there, the builds' compilers starved it (no PCH was ready in a
         whole 16-candidate H200 run). ``wait``: if another process is making one of
         the headers, wait for it instead of skipping it. ``light``: first make the light-header analyses
-        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder."""
+        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder, and the precompiled host
+        prefixes. ``variants`` are ``extra_cflags`` sets (main.cpp's PCH), ``cuda_variants`` ``extra_cuda_cflags``
+        sets (the analyses and host prefixes; default: ``variants``), each in the order they are made."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_warm", "--warm-pch", str(self.pch_root),
-               "--variants", json.dumps([list(v) for v in variants])]
+               "--variants", json.dumps([list(v) for v in variants]),
+               "--cuda-variants", json.dumps([list(v) for v in (variants if cuda_variants is None else cuda_variants)])]
         if not with_cuda:
             cmd.append("--cpu")
         if wait:
@@ -268,8 +272,10 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
     ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
     ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
     ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
+    ap.add_argument("--cuda-variants", default=None, help="JSON list of extra_cuda_cflags lists (default: --variants)")
     a = ap.parse_args()
     variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
+    cuda_variants = tuple(tuple(v) for v in json.loads(a.cuda_variants)) if a.cuda_variants else variants
     host = None
     if a.light:  # the host prefixes in a thread beside the analyses and main.cpp's PCH (builds wait on each)
 
@@ -281,15 +287,15 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
 
         import threading
 
-        try:  # -O3 first: what KernelBench-format candidates pass (every shipped CUDA solution does)
-            sets = host_pch_flags(tuple(sorted(variants, key=lambda v: "-O3" not in v)))
+        try:
+            sets = host_pch_flags(cuda_variants)
         except Exception as exc:  # noqa: BLE001
             print(json.dumps({"host_pch": [{"state": "error", "error": repr(exc)[:500]}]}), flush=True)
             sets = []
         host = threading.Thread(target=_host, args=(sets,))
         host.start()
         try:
-            print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), variants)}), flush=True)
+            print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), cuda_variants)}), flush=True)
         finally:
             warm_wait.unmark(light_root_of(a.warm_pch) / "analysis")
     try:

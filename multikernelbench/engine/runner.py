@@ -131,7 +131,8 @@ class Runner:
         if todo:
             # The warmer first: what it makes (light-header analyses, PCH) is what the first builds wait for,
             # and the zygote's start-up (~7 s on the H200) is time it can use.
-            warmer = None if self.config.reference_only else self.backend.prepare_builds(Path(self.config.build_root))
+            warmer = None if self.config.reference_only else self.backend.prepare_builds(
+                Path(self.config.build_root), [job.cand.source for job in todo])
             try:
                 self.zygote = self._start_zygote()
                 with Progress(enabled=self.show_progress) as bar:
