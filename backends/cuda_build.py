@@ -112,6 +112,15 @@ def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path 
     return True
 
 
+def _drop_stale_baton(build_dir: Path) -> None:
+    """Remove torch's build baton (``<build_dir>/lock``) left by a process killed mid-build. Called only under
+    this builder's own lock for the folder (an ``flock``, which dies with its holder): every live builder of the
+    folder goes through that lock, so a baton found while holding it has no owner. Left in place, it made the
+    next load of that folder wait forever in torch's ``FileBaton.wait`` (a correct candidate became a timeout
+    once a killed run had left it in a reused build root)."""
+    (Path(build_dir) / "lock").unlink(missing_ok=True)
+
+
 class FastExtensionBuilder:
     """Installs the wrappers (see module docstring). Call :meth:`install` once per worker process."""
 
@@ -170,7 +179,10 @@ class FastExtensionBuilder:
             bound.apply_defaults()
             params = dict(bound.arguments)
             if not builder.cache or params.get("build_directory"):
-                return orig_load_inline(*args, **kwargs)
+                folder = Path(params.get("build_directory") or ce._get_build_directory(params["name"], False))
+                with file_lock(folder.with_name(folder.name + ".mkb-build.lock")):
+                    _drop_stale_baton(folder)
+                    return orig_load_inline(*args, **kwargs)
             key = builder._key(params)
             build_dir = builder.cache_root / key
             name = params["name"]
@@ -183,6 +195,7 @@ class FastExtensionBuilder:
                                         "seconds": time.perf_counter() - t0})
                     return module
                 build_dir.mkdir(parents=True, exist_ok=True)
+                _drop_stale_baton(build_dir)
                 params["build_directory"] = str(build_dir)
                 module = orig_load_inline(**params)
                 done.write_text(name)

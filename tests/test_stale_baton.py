@@ -1,0 +1,51 @@
+"""A build killed mid-way must not make the next load of its folder wait forever (backends/cuda_build.py).
+
+torch's loader guards a build folder with a *baton*, a plain file ``<folder>/lock`` that it removes when the
+build ends. A process killed mid-build never removes it, and the next load of that folder (a reused build root,
+a rerun) waited in ``FileBaton.wait`` until its timeout: a correct candidate became a ``timeout`` (seen in CI on
+a shared exemplar build root). The builder holds an ``flock`` of its own around every load and drops a baton it
+finds while holding it. Real processes, a real SIGKILL during a real build.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+_LOAD = textwrap.dedent("""
+    import sys, torch
+    from multikernelbench.backends.cuda_build import FastExtensionBuilder
+    FastExtensionBuilder(sys.argv[1], pch=True, cache=False, split_nvcc=False, pch_root=sys.argv[2]).install()
+    from torch.utils.cpp_extension import load_inline  # after install, as a candidate in a worker imports it
+    m = load_inline(name="mkb_stale_baton", cpp_sources=["torch::Tensor twice(torch::Tensor x) { return x * 2; }"],
+                    functions=["twice"], build_directory=sys.argv[3])
+    assert torch.equal(m.twice(torch.arange(4.0)), torch.arange(4.0) * 2)
+    print("loaded")
+""")
+
+
+@pytest.mark.slow
+def test_a_build_killed_midway_leaves_no_baton_that_blocks_the_next_load(tmp_path, cpu_pch):
+    build = tmp_path / "build"
+    build.mkdir()
+    args = [sys.executable, "-c", _LOAD, str(tmp_path / "ext"), str(cpu_pch), str(build)]
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        end = time.monotonic() + 300
+        while not (build / "lock").exists() and first.poll() is None and time.monotonic() < end:
+            time.sleep(0.02)
+        assert (build / "lock").exists(), "the build never took its baton"
+        os.killpg(first.pid, signal.SIGKILL)  # mid-build: the compiler and the loader go together
+    finally:
+        first.kill()
+        first.communicate()
+    assert (build / "lock").exists() and not list(build.glob("*.so"))  # the killed build's leftovers
+    again = subprocess.run(args, capture_output=True, text=True, timeout=150)  # waited forever before the fix
+    assert again.returncode == 0 and "loaded" in again.stdout, again.stderr[-3000:]
+    assert not (build / "lock").exists()
