@@ -139,7 +139,7 @@ def module_identifier(source: str, args: list[str]) -> str:
         elif a != source and not a.startswith("-DTORCH_EXTENSION_NAME="):
             flags.append(a)
     digest = hashlib.sha256("\0".join(flags).encode()).hexdigest()
-    return f"_{digest[:8]}_{len(stem)}_{stem}_{digest[8:16]}"
+    return f"_{digest[:16]}_{len(stem)}_{stem}_mkb"  # "_mkb": ours, not nvcc's (tests tell them apart by it)
 
 
 def _script(cmds: list[str]) -> str:

@@ -92,7 +92,7 @@ def test_module_id_is_the_flag_sets_not_the_builds():
     assert nvcc_split.module_identifier("/b1/cuda.cu", a) == nvcc_split.module_identifier("/b2/cuda.cu", b)
     assert nvcc_split.module_identifier("/b1/cuda.cu", a) != nvcc_split.module_identifier(
         "/b1/cuda.cu", [w.replace("-O3", "-O2") for w in a])
-    assert re.fullmatch(r"_[0-9a-f]{8}_7_cuda_cu_[0-9a-f]{8}", nvcc_split.module_identifier("/b1/cuda.cu", a))
+    assert re.fullmatch(r"_[0-9a-f]{16}_7_cuda_cu_mkb", nvcc_split.module_identifier("/b1/cuda.cu", a))
 
 
 # ---- one real round (nvcc, no GPU) ------------------------------------------------------------------------
