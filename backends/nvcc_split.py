@@ -6,14 +6,16 @@ compiler on cudafe++'s output. The first two are independent except for one smal
 which cudafe++ writes and cicc reads (it names the anonymous namespace identically on both sides). So:
 
 1. ``nvcc --dryrun <args>`` lists the exact commands (and environment) stock nvcc would run.
-2. The module id file is written up front, with a fresh identifier, and cudafe++ is told to read it instead
-   of generating it.
+2. The module id file is written up front, with an identifier derived from the flags (the same for every
+   build of a flag set: :func:`module_identifier`), and cudafe++ is told to read it instead of generating it.
 3. The host chain (preprocess → cudafe++) and the device chain (preprocess → cicc → ptxas → fatbinary)
    run concurrently; the final host compile (which includes the fatbinary through cicc's stub) runs after
-   both.
+   both, with the warmer's precompiled prelude prefix when ``--host-pch`` names its folder and the build's
+   cudafe++ output starts with exactly that text (:mod:`host_pch`).
 
-Every command is stock nvcc's own, with its own flags; only the order changes and the module id's spelling
-(an arbitrary identifier both halves agree on). Anything this module does not recognise — another nvcc
+Every command is stock nvcc's own, with its own flags; only the order changes, the module id's spelling (an
+identifier both halves agree on) and, with ``--host-pch``, the final compile reading the prefix it shares
+with every build of its flag set from a precompiled header instead of as text. Anything this module does not recognise — another nvcc
 layout, relocatable device code, several source files, no ``-c`` — runs plain nvcc unchanged, as does any
 failure of the dry run. On a compile error the failing half's messages are printed as nvcc would print
 them (host first, as nvcc runs it first) and the exit status is that command's.
