@@ -146,7 +146,9 @@ class FastExtensionBuilder:
         #: The warmer's precompiled host prefixes (backends/host_pch.py) and its shared light-header shim,
         #: beside its analyses: only with a warmer (``light_shared``), which alone writes them.
         self.host_pch_root = self.light_shared.parent / "host" if self.light_shared and host_pch else None
-        self.shim_root = self.light_shared.parent / "include" if self.light_shared else None
+        shared_shim = self.light_shared.parent / "include" if self.light_shared else None
+        #: Only once the parent has written it (``CudaBackend.prepare_builds``): a build cannot write there.
+        self.shim_root = shared_shim if shared_shim and (shared_shim / "torch" / "extension.h").exists() else None
         self.log: list[dict[str, Any]] = []  # what each load did (hit/miss, seconds, pch used)
         self._installed = False
 
