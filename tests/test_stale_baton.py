@@ -34,14 +34,20 @@ _LOAD = textwrap.dedent("""
 def test_a_build_killed_midway_leaves_no_baton_that_blocks_the_next_load(tmp_path, cpu_pch):
     build = tmp_path / "build"
     build.mkdir()
+    # The first build's compiler says it started and then hangs: it is killed in the middle of the build, every
+    # time, before anything is written (a compiler killed while writing its object is another story).
+    hang = tmp_path / "hang.sh"
+    hang.write_text(f"#!/bin/sh\ntouch {tmp_path / 'compiling'}\nexec sleep 600\n")
+    hang.chmod(0o755)
     args = [sys.executable, "-c", _LOAD, str(tmp_path / "ext"), str(cpu_pch), str(build)]
-    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             env={**os.environ, "CXX": str(hang)})
     try:
         end = time.monotonic() + 300
-        while not (build / "lock").exists() and first.poll() is None and time.monotonic() < end:
+        while not (tmp_path / "compiling").exists() and first.poll() is None and time.monotonic() < end:
             time.sleep(0.02)
-        assert (build / "lock").exists(), "the build never took its baton"
-        os.killpg(first.pid, signal.SIGKILL)  # mid-build: the compiler and the loader go together
+        assert (tmp_path / "compiling").exists(), first.communicate(timeout=5) if first.poll() is not None else ""
+        os.killpg(first.pid, signal.SIGKILL)  # mid-build: the loader, ninja and the compiler go together
     finally:
         first.kill()
         first.communicate()
