@@ -227,6 +227,21 @@ class PchWarmer:
                                          if light and with_cuda else [])
         for folder in self.marked:
             warm_wait.mark(folder, self.proc.pid)
+        #: The log's text once :meth:`stop` has read it (a run's trace shows what the warmer did, and when).
+        self.log_text = ""
+
+    def timeline(self) -> list[tuple[float, str]]:
+        """(wall time, what) for each timed line of the log read by :meth:`stop`."""
+        out: list[tuple[float, str]] = []
+        for line in self.log_text.splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("t"), (int, float)):
+                what = json.dumps({k: v for k, v in row.items() if k != "t"})
+                out.append((float(row["t"]), what[:600]))
+        return out
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
@@ -258,13 +273,21 @@ class PchWarmer:
             text = self.log_path.read_text(errors="replace")
         except OSError:
             return
+        self.log_text = text
         failed = not killed and (self.proc.returncode != 0 or '"failed"' in text or '"error"' in text)
         if not failed:
             self.log_path.unlink(missing_ok=True)
 
 
+def _say(**fields: Any) -> None:
+    """One line of the warmer's log (JSON, with the wall time: the parent's trace places it on the run's clock)."""
+    print(json.dumps({**fields, "t": round(time.time(), 3)}), flush=True)
+
+
 if __name__ == "__main__":  # the warmer process started by PchWarmer
     import argparse
+
+    _say(event="started")
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--warm-pch", required=True, help="PCH root folder")
@@ -281,7 +304,7 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
 
         def _host(flag_sets) -> None:
             try:
-                print(json.dumps({"host_pch": warm_host_pch(light_root_of(a.warm_pch), flag_sets)}), flush=True)
+                _say(host_pch=warm_host_pch(light_root_of(a.warm_pch), flag_sets))
             finally:
                 warm_wait.unmark(light_root_of(a.warm_pch) / "host")
 
@@ -290,16 +313,16 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
         try:
             sets = host_pch_flags(cuda_variants)
         except Exception as exc:  # noqa: BLE001
-            print(json.dumps({"host_pch": [{"state": "error", "error": repr(exc)[:500]}]}), flush=True)
+            _say(host_pch=[{"state": "error", "error": repr(exc)[:500]}])
             sets = []
         host = threading.Thread(target=_host, args=(sets,))
         host.start()
         try:
-            print(json.dumps({"light": warm_light(light_root_of(a.warm_pch), cuda_variants)}), flush=True)
+            _say(light=warm_light(light_root_of(a.warm_pch), cuda_variants))
         finally:
             warm_wait.unmark(light_root_of(a.warm_pch) / "analysis")
     try:
-        print(json.dumps(warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait)), flush=True)
+        _say(pch=warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait))
     finally:
         warm_wait.unmark(Path(a.warm_pch))
         if host is not None:

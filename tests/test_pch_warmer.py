@@ -34,7 +34,7 @@ def test_wait_blocks_on_another_maker_and_the_default_does_not(tmp_path):
     bad = (("-fmkb-no-such-flag",),)
     first = PchWarmer(tmp_path, {}, with_cuda=False, variants=bad)
     assert first.wait(timeout=300) == 0
-    (report,) = json.loads(first.log_path.read_text().splitlines()[-1])
+    (report,) = json.loads(first.log_path.read_text().splitlines()[-1])["pch"]
     first.stop()
     assert report["state"] == "failed"
     with open(tmp_path / f"{report['sig']}.lock", "a+") as lock:
@@ -43,12 +43,12 @@ def test_wait_blocks_on_another_maker_and_the_default_does_not(tmp_path):
         skip = PchWarmer(tmp_path, {}, with_cuda=False, variants=bad)
         assert skip.wait(timeout=300) == 0
         t_skip = time.monotonic() - t0
-        assert json.loads(skip.log_path.read_text().splitlines()[-1])[0]["state"] == "being built elsewhere"
+        assert json.loads(skip.log_path.read_text().splitlines()[-1])["pch"][0]["state"] == "being built elsewhere"
         skip.stop()
         waiter = PchWarmer(tmp_path, {}, with_cuda=False, variants=bad, background=False, wait=True)
         time.sleep(max(8.0, 3 * t_skip))  # far longer than the skipping warmer needed to get this far
         assert waiter.proc.poll() is None
         fcntl.flock(lock, fcntl.LOCK_UN)
     assert waiter.wait(timeout=300) == 0
-    assert json.loads(waiter.log_path.read_text().splitlines()[-1])[0]["state"] == "failed"
+    assert json.loads(waiter.log_path.read_text().splitlines()[-1])["pch"][0]["state"] == "failed"
     waiter.stop()

@@ -41,6 +41,7 @@ from multikernelbench.engine.trace import Trace
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
+from multikernelbench.util.procs import process_age_s
 
 ALLOW_ENV = "MKB_ALLOW_CODE_EXECUTION"
 
@@ -131,10 +132,15 @@ class Runner:
         if todo:
             # The warmer first: what it makes (light-header analyses, PCH) is what the first builds wait for,
             # and the zygote's start-up (~7 s on the H200) is time it can use.
+            age = process_age_s()
+            self.trace("runner", f"{len(todo)} to evaluate: preparing builds"
+                       + (f" ({age:.1f} s after the process started)" if age is not None else ""))
             warmer = None if self.config.reference_only else self.backend.prepare_builds(
                 Path(self.config.build_root), [job.cand.source for job in todo])
             try:
+                self.trace("runner", "starting the zygote")
                 self.zygote = self._start_zygote()
+                self.trace("runner", "zygote ready" if self.zygote is not None else "no zygote")
                 with Progress(enabled=self.show_progress) as bar:
                     bar.add("compile", len(todo))
                     bar.add("evaluate", len(todo))
@@ -142,6 +148,8 @@ class Runner:
             finally:
                 if warmer is not None:
                     warmer.stop()
+                    for at, what in getattr(warmer, "timeline", lambda: [])():
+                        self.trace("warmer", what, at=at)
                 if self.zygote is not None:
                     self.zygote.close()
         return [results[i] for i in range(len(candidates))]

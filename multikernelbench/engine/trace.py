@@ -21,11 +21,19 @@ class Trace:
     def __init__(self, path: Path | str | None) -> None:
         self.path = Path(path) if path else None
         self.t0 = time.monotonic()
+        self.wall0 = time.time()
         self._lock = threading.Lock()
 
-    def __call__(self, who: str, what: str) -> None:
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    def __call__(self, who: str, what: str, at: float | None = None) -> None:
+        """One line; ``at``: when it happened (a wall time, e.g. from a helper process's log), default now."""
         if self.path is None:
             return
-        line = f"{time.strftime('%H:%M:%S')} +{time.monotonic() - self.t0:8.1f}s {who}: {what}\n"
+        rel = time.monotonic() - self.t0 if at is None else at - self.wall0
+        stamp = time.strftime('%H:%M:%S', time.localtime(at)) if at is not None else time.strftime('%H:%M:%S')
+        line = f"{stamp} +{rel:8.1f}s {who}: {what}\n"
         with self._lock, self.path.open("a") as fh:
             fh.write(line)

@@ -46,6 +46,20 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def process_age_s(pid: int | str = "self") -> float | None:
+    """Seconds since ``pid`` started (from /proc: its start time in clock ticks since boot, and the uptime);
+    None where /proc is unreadable. The engine's trace says how long a run took to get going before its
+    first line."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            start_ticks = int(fh.read().rsplit(b")", 1)[1].split()[19])  # field 22 of stat(5)
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def lower_priority(nice: int) -> None:
     """Nice the calling process (after ``setsid``) and its session's autogroup by ``nice``. With autogroup
     scheduling (``/proc/sys/kernel/sched_autogroup_enabled``, on by default in most distributions' kernels) a

@@ -96,6 +96,8 @@ def run_streamed(cmd: list[str], env: dict, cap_s: float, on_line, stderr_path: 
 
     th = threading.Thread(target=reader, daemon=True)
     th.start()
+    cpu = CpuSampler(t0)
+    cpu.start()
     killed = interrupted = False
     try:
         proc.wait(timeout=max(1.0, cap_s))
@@ -108,10 +110,50 @@ def run_streamed(cmd: list[str], env: dict, cap_s: float, on_line, stderr_path: 
         log(f"{exc}: killing {cmd[1:3]} (process group {proc.pid})")
         kill_tree(proc)
     wall = time.monotonic() - t0
+    cpu.stop()
     th.join(timeout=10)
     if not killed:  # stragglers left in the session by a normal exit
         kill_session(proc.pid)
-    return {"rc": proc.returncode, "killed": killed, "interrupted": interrupted, "wall_s": wall}
+    return {"rc": proc.returncode, "killed": killed, "interrupted": interrupted, "wall_s": wall,
+            "cpu_busy": cpu.series}
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs from /proc/stat (None where there is no such file)."""
+    try:
+        with open("/proc/stat") as fh:
+            f = [int(x) for x in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = f[3] + (f[4] if len(f) > 4 else 0)  # idle + iowait
+    return sum(f) - idle, sum(f)
+
+
+class CpuSampler(threading.Thread):
+    """Busy cores of the whole host every ``period`` seconds while a pipeline runs: whether its builds kept the
+    cores saturated (then only less CPU per build helps) or left them idle (then scheduling does)."""
+
+    def __init__(self, t0: float, period: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.t0, self.period = t0, period
+        self.series: list[list[float]] = []  # [seconds since launch, busy cores over the last period]
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        cores = os.cpu_count() or 1
+        prev = _cpu_ticks()
+        while prev is not None and not self._halt.wait(self.period):
+            cur = _cpu_ticks()
+            if cur is None:
+                return
+            busy, total = cur[0] - prev[0], cur[1] - prev[1]
+            if total > 0:
+                self.series.append([round(time.monotonic() - self.t0, 1), round(cores * busy / total, 2)])
+            prev = cur
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(timeout=5)
 
 
 def tail(path: Path, n: int = 3000) -> str:

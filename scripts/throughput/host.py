@@ -42,6 +42,11 @@ def host_info(backend: str, arch: str) -> dict:
                 break
     except OSError:
         pass
+    # Whether the cores are hyperthreads (a saturated host's CPU seconds per build then inflate ~1.5x).
+    for line in _cmd_out(["lscpu"]).splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("Thread(s) per core", "Core(s) per socket", "Socket(s)", "NUMA node(s)", "L3 cache"):
+            info["lscpu_" + key.strip().lower().replace("(s)", "s").replace(" ", "_")] = value.strip()
     try:
         import torch
 

@@ -60,7 +60,8 @@ def header_paths(build_root: Path) -> dict:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
     host: dict[str, int] = {}
-    secs["final_s"] = []
+    split_keys = ("final_s", "final_cpu_s", "host_wall_s", "host_cpu_s", "device_wall_s", "device_cpu_s")
+    secs.update({k: [] for k in split_keys})
     for rep in build_root.rglob("mkb_cuda_host_pch.jsonl"):  # nvcc_split: the final compile's precompiled prefix
         for line in rep.read_text(errors="replace").splitlines():
             try:
@@ -68,8 +69,9 @@ def header_paths(build_root: Path) -> dict:
             except ValueError:
                 continue
             host[str(row.get("host_pch", "?"))[:80]] = host.get(str(row.get("host_pch", "?"))[:80], 0) + 1
-            if isinstance(row.get("final_s"), (int, float)):
-                secs["final_s"].append(row["final_s"])
+            for k in split_keys:
+                if isinstance(row.get(k), (int, float)):
+                    secs[k].append(row[k])
     pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
     return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
             "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
@@ -82,6 +84,28 @@ def _head(path: Path, n: int) -> list[str]:
         return path.read_text(errors="replace").splitlines()[:n]
     except OSError:
         return []
+
+
+_EVENTS = ("build start", "build end", "device stage start", "end_workers end")
+
+
+def _events(path: Path) -> list[str]:
+    """The trace's timeline without the per-check lines: builds, device stages and the warmer's steps."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines if " warmer: " in line or " runner: " in line or any(e in line for e in _EVENTS)]
+
+
+def cpu_summary(series: list[list[float]]) -> dict:
+    """How busy the host's cores were during the run (``common.CpuSampler``): the mean, the share of samples with
+    at least 90 % of the cores busy, and the series itself."""
+    cores = os.cpu_count() or 1
+    busy = [b for _, b in series]
+    return {"cores": cores, "mean_busy": rnd(sum(busy) / len(busy), 2) if busy else None,
+            "saturated_share": rnd(sum(b >= 0.9 * cores for b in busy) / len(busy), 3) if busy else None,
+            "series": series}
 
 
 def mkb_options() -> str:
@@ -167,7 +191,8 @@ def run_mkb(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
         r.pop("started_at", None)
         r.pop("finished_at", None)
     extra_out = {"device_s_source": source, "compile_workers": args.compile_workers, "command": shlex.join(cmd),
-                 "header_paths": header_paths(build_root), "trace_head": _head(trace, 120)}
+                 "header_paths": header_paths(build_root), "trace_head": _head(trace, 120),
+                 "trace_events": _events(trace), "cpu": cpu_summary(run.get("cpu_busy") or [])}
     if run["rc"] != 0 or run["killed"] or not any(r.get("status") for r in rows.values()):
         extra_out["stderr_tail"] = tail(root / "stderr.log")
     if stray:
