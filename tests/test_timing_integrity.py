@@ -12,7 +12,10 @@ not earn, checked by hand against that commit: see benchmarks/timing_integrity/R
 * a reference starved of threads.
 
 The honest twin of tests/test_fresh_inputs.py runs beside them with every check on and must stay ``correct``
-with no new flag: the clock audit and the clean reference must not fire on an honest kernel.
+with no new flag: the clock audit and the clean reference must not fire on an honest kernel. An honest product
+whose first timing loses time outside its calls (tests/data/clock_noise/, standing in for a burst of host load)
+must end ``correct`` through the confirming timing in a fresh worker; before that confirmation existed it was
+``cheat_detected``, as an honest CPU relu once was on CI.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ pytestmark = [pytest.mark.timing, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[1]
 ATTACKS = REPO / "tests" / "data" / "timing_attacks"
 TWIN = REPO / "tests" / "data" / "honest_twins" / "matmul.square.py"
+NOISE = REPO / "tests" / "data" / "clock_noise" / "slow_renewals_first_worker.py"
 TASK = "matmul.square"
 #: Plain-PyTorch attacks: judged with require_custom_kernel off (what they test is the clock, not the kernel).
 PYTHON_ONLY = ("renew_profile_hook", "renew_instance_hook", "early_ask_reference_turn",
@@ -54,7 +58,8 @@ def _run(task, paths: dict[str, Path], cfg: EngineConfig) -> dict[str, EvalResul
 @pytest.fixture(scope="module")
 def results(suite, build_root) -> dict[str, EvalResult]:
     task = suite[TASK]
-    out = _run(task, {n: ATTACKS / f"{n}.py" for n in PYTHON_ONLY}, _config(build_root, custom_kernel=False))
+    out = _run(task, {**{n: ATTACKS / f"{n}.py" for n in PYTHON_ONLY}, "noise": NOISE},
+               _config(build_root, custom_kernel=False))
     out.update(_run(task, {"twin": TWIN, **{n: ATTACKS / f"{n}.py" for n in NATIVE}},
                     _config(build_root, custom_kernel=True)))
     for name, r in out.items():
@@ -77,3 +82,15 @@ def test_honest_twin_keeps_its_status(results):
     assert r.clean_eager_timing is not None and r.speedup_clean is not None, "no clean reference was timed"
     assert r.outside_clock_ms is not None
     assert not [f for f in r.flags if f.startswith(("reference slowed", "no clean reference"))], r.flags
+
+
+def test_a_finding_of_one_timing_only_is_not_a_conviction(results):
+    """The first timing sees ~40 ms lost after each candidate renewal, the confirming one in a fresh worker does
+    not: ``correct``, judged on the second timing, the first one's finding kept in a flag. The attacks above
+    repeat themselves in the fresh worker and stay convicted (their messages say it was confirmed)."""
+    r = results["noise"]
+    assert r.status == Status.CORRECT, r.message
+    first = [f for f in r.flags if f.startswith("clock audit: the first timing showed")]
+    assert first and "work outside the timed call" in first[0], r.flags
+    assert r.outside_clock_ms is not None and r.outside_clock_ms < 20.0, r.outside_clock_ms
+    assert "confirmed" in results["renew_profile_hook"].message, results["renew_profile_hook"].message

@@ -11,26 +11,26 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 from dataclasses import asdict
 from pathlib import Path
 
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
-from multikernelbench.engine.checking import (compare_outputs, inputs_unchanged, meta_mismatch, sample_flat,
-                                              sample_positions)
+from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
 from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
-                                              FreshAsk, FreshGrant, Load, Setup, Time, Timed, TurnGranted)
+                                              Load, Setup, Time, Timed, TurnGranted)
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
-from multikernelbench.engine.timing_guard import CleanTiming, apply_clean_reference, judge_clock
+from multikernelbench.engine.timing_guard import ClockRetry, CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
+from multikernelbench.wire import CheckPayload, Evidence, Series
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.util.procs import Limits
@@ -138,12 +138,27 @@ class CandidateEvaluation:
                 if not self.backend.timing_available:
                     out.flags.append("timing unavailable on this backend/device (correctness only)")
                 return
+        n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
             if self.config.reference_only:
                 self._time_reference(session, out, seeds.weight, shape, compiled, planner)
-            else:
+                return
+            try:
                 self._time(session, out, seeds.weight, shape, compiled, planner)
+                return
+            except ClockRetry as first:
+                del out.flags[n_flags:]  # the first timing's notes: the second one's replace them
+                out.flags.append(f"clock audit: the first timing showed {first}; timed again in a fresh worker")
+                self.trace(self.who, "clock audit finding: timing again in a fresh worker")
+                self.sessions.remove(session)
+                session.close()  # under the lock: a worker's exit is work on the device
+        # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
+        # worker, so whatever it did in the first one it must do again to be judged on it.
+        session = self._session()
+        session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
+        with self.device_lock:
+            self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True)
 
     def _fresh_shapes(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int) -> None:
         """``--fresh-shapes K``: the same trial on K shapes drawn this run from the task's declared ranges
@@ -215,7 +230,7 @@ class CandidateEvaluation:
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
-              planner: FreshPlanner) -> None:
+              planner: FreshPlanner, confirming: bool = False) -> None:
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
         clean = self._clean_timing(shape, weight_seed)
@@ -226,7 +241,7 @@ class CandidateEvaluation:
         reply, payload = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
                  positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
-            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=_logged(log, planner))
+            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=logged(log, planner))
         log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
         out.timing_shape = dict(shape)
@@ -241,9 +256,9 @@ class CandidateEvaluation:
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
         fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
         judge_clock(log, reply, fns, clean, cfg.anticheat, out,  # raises Verdict on work outside the clock
-                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES))
+                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming)
         if cfg.check_timed_outputs:
-            self._verify_timed(planner, reply, payload, shape, weight_seed)
+            verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
         cand = out.candidate_timing = stats[Series.CANDIDATE]
         eager = out.eager_timing = stats[Series.EAGER]
         out.compile_timing = stats.get(Series.COMPILED)
@@ -278,7 +293,7 @@ class CandidateEvaluation:
                 reply, _ = session.call(
                     Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
                     timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
-                    what="timing the reference in a clean worker", expect=Timed, on_fresh=_logged(log, planner))
+                    what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
                 log.close()
                 return CleanTiming.from_reply(log, reply)
             except Verdict as v:
@@ -305,32 +320,6 @@ class CandidateEvaluation:
         out.eager_timing = stats[Series.EAGER]
         out.compile_timing = stats.get(Series.COMPILED)
         out.roofline_fraction = self._roofline(on_cpu, out.eager_timing.median_ms)
-
-    def _verify_timed(self, planner: FreshPlanner, reply: Timed, payload: TimedPayload | None, shape: dict,
-                      weight_seed: int) -> None:
-        """Compare the sampled outputs of the verified timed calls with the reference for the same fresh
-        seeds, computed now on the parent's device (never while the worker was timing)."""
-        cfg = self.config
-        timed: TimedPayload | None = payload if isinstance(payload, dict) else None
-        got = timed.get("verified", []) if timed else []
-        if len(got) != len(planner.checks) or len(reply.verified_meta) != len(planner.checks):
-            raise Verdict(Status.CHEAT_DETECTED, f"the worker returned {len(got)} sampled timed output(s) for "
-                          f"{len(planner.checks)} verified call(s) (tampered with?)")
-        limit = cfg.timed_check_positions + 2 * cfg.timed_check_edge
-        for check, values, meta in zip(planner.checks, got, reply.verified_meta):
-            expected = self.refs.fresh_outputs(self.task, shape, check.seed, weight_seed)
-            message = meta_mismatch(meta, expected)
-            if message is None:
-                positions = sample_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
-                sampled = [sample_flat(e, positions, limit) for e in expected]
-                outcome = compare_outputs(values, sampled, self.task.atol, self.task.rtol, shape)
-                if outcome.ok:
-                    continue
-                message = outcome.message
-                if any(e.numel() > limit for e in expected):
-                    message += " (flat positions of a sample of the output)"
-            raise Verdict(Status.INCORRECT, f"output of a timed run is wrong (fresh inputs, verified after the "
-                          f"call): {message}", FailureKind.TIMED_OUTPUT_MISMATCH)
 
     def _compile_baseline(self, session: WorkerSession, out: DeviceOutcome, shape: dict,
                           weight_seed: int) -> tuple[WorkerSession, bool]:
@@ -385,13 +374,3 @@ class CandidateEvaluation:
 
         flops, nbytes = self.task.costs_for_timing(on_cpu)
         return roofline_fraction(self.backend.hardware(), self.task.dtype, flops, nbytes, median_ms)
-
-
-def _logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk], FreshGrant]:
-    """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it."""
-
-    def answer(ask: FreshAsk) -> FreshGrant:
-        log.record(ask)
-        return planner.answer(ask)
-
-    return answer

@@ -1,0 +1,58 @@
+"""The parent's side of a Time request's fresh inputs: stamping each request on its own clock, and checking the
+outputs of the timed calls it chose to verify (split from engine/device_stage.py).
+
+Why here and not in the worker: the seeds of a timed call's fresh inputs and the positions of its output that
+are compared are the parent's secrets, and the expected values are computed on the parent's device after the
+worker has finished timing, so nothing a candidate does during timing can see or shape them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from multikernelbench.engine.checking import compare_outputs, meta_mismatch, sample_flat, sample_positions
+from multikernelbench.engine.clock_audit import AskLog
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.messages import FreshAsk, FreshGrant, Timed
+from multikernelbench.engine.reference import ReferenceService
+from multikernelbench.engine.session import Verdict
+from multikernelbench.records import FailureKind, Status
+from multikernelbench.tasks.record import Task
+from multikernelbench.wire import TimedPayload
+
+
+def logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk], FreshGrant]:
+    """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it."""
+
+    def answer(ask: FreshAsk) -> FreshGrant:
+        log.record(ask)
+        return planner.answer(ask)
+
+    return answer
+
+
+def verify_timed(planner: FreshPlanner, reply: Timed, payload: TimedPayload | None, refs: ReferenceService,
+                 task: Task, shape: dict, weight_seed: int, cfg: EngineConfig) -> None:
+    """Compare the sampled outputs of the verified timed calls with the reference for the same fresh seeds,
+    computed now on the parent's device (never while the worker was timing)."""
+    timed: TimedPayload | None = payload if isinstance(payload, dict) else None
+    got = timed.get("verified", []) if timed else []
+    if len(got) != len(planner.checks) or len(reply.verified_meta) != len(planner.checks):
+        raise Verdict(Status.CHEAT_DETECTED, f"the worker returned {len(got)} sampled timed output(s) for "
+                      f"{len(planner.checks)} verified call(s) (tampered with?)")
+    limit = cfg.timed_check_positions + 2 * cfg.timed_check_edge
+    for check, values, meta in zip(planner.checks, got, reply.verified_meta):
+        expected = refs.fresh_outputs(task, shape, check.seed, weight_seed)
+        message = meta_mismatch(meta, expected)
+        if message is None:
+            positions = sample_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
+            sampled = [sample_flat(e, positions, limit) for e in expected]
+            outcome = compare_outputs(values, sampled, task.atol, task.rtol, shape)
+            if outcome.ok:
+                continue
+            message = outcome.message
+            if any(e.numel() > limit for e in expected):
+                message += " (flat positions of a sample of the output)"
+        raise Verdict(Status.INCORRECT, f"output of a timed run is wrong (fresh inputs, verified after the "
+                      f"call): {message}", FailureKind.TIMED_OUTPUT_MISMATCH)
