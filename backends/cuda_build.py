@@ -292,13 +292,17 @@ class FastExtensionBuilder:
         self.log.append({"pch_waited" if waiting else "pch_used": sig})
 
     def build_pch_from(self, build_dir: Path, wait: bool = False) -> dict[str, Any]:
-        """Trusted side: make the PCH for the flags of ``build_dir``'s build.ninja unless it exists or another
+        """:meth:`build_pch_from_text` of ``build_dir``'s build.ninja."""
+        return self.build_pch_from_text((build_dir / "build.ninja").read_text(), wait)
+
+    def build_pch_from_text(self, ninja_text: str, wait: bool = False) -> dict[str, Any]:
+        """Trusted side: make the PCH for the flags of a build.ninja (its text) unless it exists or another
         process is making it right now (a non-blocking lock: a second warmer does not queue behind the first). ``wait``:
         block until that other process is done instead, then use its .gch (or make it, if it failed); for a
         caller that wants the PCH before it starts, such as a test session."""
         import fcntl
 
-        cxx, flags, sig, header, gch = self._pch_paths((build_dir / "build.ninja").read_text())
+        cxx, flags, sig, header, gch = self._pch_paths(ninja_text)
         if gch.exists():
             return {"sig": sig, "state": "present"}
         lock_path = self.pch_root / f"{sig}.lock"

@@ -75,19 +75,31 @@ def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, 
         ce._run_ninja_build = orig
 
 
+def ninja_texts(variants: tuple[tuple[str, ...], ...], with_cuda: bool,
+                cuda_flags: bool = False) -> list[tuple[tuple[str, ...], str | dict[str, Any]]]:
+    """Each variant's build.ninja text as torch's loader writes it (or the error it raised, as a report row).
+    Asking the loader patches it process-wide, so a warmer collects every flag set this way first, then makes
+    its products side by side in threads."""
+    found: list[tuple[tuple[str, ...], str | dict[str, Any]]] = []
+    _each_variant_ninja(variants, with_cuda,
+                        lambda extra, build_dir: found.append((extra, (build_dir / "build.ninja").read_text())),
+                        lambda extra, exc: found.append((extra, {"variant": list(extra), "state": "error",
+                                                                 "error": repr(exc)[:500]})),
+                        cuda_flags=cuda_flags)
+    return found
+
+
 def warm_pch(pch_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
-             with_cuda: bool = True, wait: bool = False) -> list[dict[str, Any]]:
+             with_cuda: bool = True, wait: bool = False,
+             texts: list[tuple[tuple[str, ...], str | dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Make the PCH of torch/extension.h for the flags torch's loader would use for a ``load_inline`` with each
     ``extra_cflags`` variant (trusted: no candidate code; run in a process without the workers' limits).
-    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from`."""
+    ``wait``: see :meth:`FastExtensionBuilder.build_pch_from_text`. ``texts``: the variants' build.ninja
+    texts, collected beforehand (:func:`ninja_texts`); asked for here otherwise."""
     builder = FastExtensionBuilder(pch_root, pch=False, cache=False, split_nvcc=False, pch_root=pch_root)
-    report: list[dict[str, Any]] = []
     # A warmer that cannot warm one set reports it and leaves those builds as they were.
-    _each_variant_ninja(variants, with_cuda,
-                        lambda extra, build_dir: report.append(builder.build_pch_from(build_dir, wait=wait)),
-                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
-                                                          "error": repr(exc)[:500]}))
-    return report
+    return [builder.build_pch_from_text(text, wait=wait) if isinstance(text, str) else text
+            for _, text in (texts if texts is not None else ninja_texts(variants, with_cuda))]
 
 
 def light_root_of(pch_root: Path | str) -> Path:
@@ -95,28 +107,28 @@ def light_root_of(pch_root: Path | str) -> Path:
     return Path(pch_root).parent / "light"
 
 
-def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[dict[str, Any]]:
+def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
+               flag_sets: list[tuple[tuple[str, ...], dict[str, str]]] | None = None) -> list[dict[str, Any]]:
     """Trusted side: the light-header analysis (backends/light_headers.py) for the nvcc flags torch's loader
     uses with each ``extra_cuda_cflags`` variant, so that builds with those flags only read it. A build with
-    other flags makes its own, in its own folder."""
+    other flags makes its own, in its own folder. ``flag_sets``: the variants' build.ninja variables, collected
+    beforehand (:func:`host_pch_flags`); asked for here otherwise."""
     from multikernelbench.backends import nvcc_light
 
     light_root = Path(light_root)
     report: list[dict[str, Any]] = []
-
-    def visit(extra: tuple[str, ...], build_dir: Path) -> None:
-        v = _ninja_vars((build_dir / "build.ninja").read_text())
-        cmd = shlex.split(v.get("nvcc", "nvcc"))
-        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
-        t0 = time.perf_counter()
-        nvcc_light.write_shim(light_root / "include")
-        d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
-        report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
-                       "macros": len(d.macros), "files": d.full_only_files})
-
-    _each_variant_ninja(variants, True, visit,
-                        lambda extra, exc: report.append({"variant": list(extra), "state": "error",
-                                                          "error": repr(exc)[:500]}), cuda_flags=True)
+    for extra, v in (flag_sets if flag_sets is not None else host_pch_flags(variants)):
+        try:
+            cmd = shlex.split(v.get("nvcc", "nvcc"))
+            flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", ""))
+                                              + shlex.split(v.get("cuda_post_cflags", "")))
+            t0 = time.perf_counter()
+            nvcc_light.write_shim(light_root / "include")
+            d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
+            report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
+                           "macros": len(d.macros), "files": d.full_only_files})
+        except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
+            report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
     return report
 
 
@@ -200,10 +212,10 @@ class PchWarmer:
         with timing); False for a caller that waits for it. ``niced`` overrides that: a host with many cores
         gives one core to the warmer whose products every build waits for (builds wait while it marks its
         folders, see :mod:`warm_wait`); niced there, the builds' compilers starved it (no PCH was ready in a
-        whole 16-candidate H200 run). ``wait``: if another process is making one of
-        the headers, wait for it instead of skipping it. ``light``: first make the light-header analyses
-        (:func:`warm_light`, a few seconds) in :func:`light_root_of` the PCH folder, and the precompiled host
-        prefixes. ``variants`` are ``extra_cflags`` sets (main.cpp's PCH), ``cuda_variants`` ``extra_cuda_cflags``
+        whole 16-candidate H200 run); not niced, it also makes its products side by side (``--side-by-side``).
+        ``wait``: if another process is making one of the headers, wait for it instead of skipping it.
+        ``light``: also make the light-header analyses (:func:`warm_light`, a few seconds; before the PCH when
+        not side by side) in :func:`light_root_of` the PCH folder, and the precompiled host prefixes. ``variants`` are ``extra_cflags`` sets (main.cpp's PCH), ``cuda_variants`` ``extra_cuda_cflags``
         sets (the analyses and host prefixes; default: ``variants``), each in the order they are made."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
@@ -216,6 +228,8 @@ class PchWarmer:
             cmd.append("--wait")
         if light and with_cuda:
             cmd.append("--light")
+        if not (background if niced is None else niced):
+            cmd.append("--side-by-side")
         with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
             self.log_path = Path(log.name)  # one per warmer: several may start in one process
             self.proc = subprocess.Popen(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
@@ -296,34 +310,44 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
     ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
     ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
     ap.add_argument("--cuda-variants", default=None, help="JSON list of extra_cuda_cflags lists (default: --variants)")
+    ap.add_argument("--side-by-side", action="store_true",
+                    help="make the analyses, host prefixes and PCH at once (a host with cores to spare)")
     a = ap.parse_args()
     variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
     cuda_variants = tuple(tuple(v) for v in json.loads(a.cuda_variants)) if a.cuda_variants else variants
-    host = None
-    if a.light:  # the host prefixes in a thread beside the analyses and main.cpp's PCH (builds wait on each)
+    # Every flag set first (asking torch's loader patches it process-wide), then the products side by side:
+    # builds wait on each of them (the analyses before a .cu starts, main.cpp's PCH, the host prefix at the
+    # end of a .cu), and one after another the PCH came ~30 s into a run, after the first builds had given up
+    # waiting for it (H200, 2026-12-02: those builds took 43-48 CPU-s, later ones 30-37).
+    # On a small host (a niced warmer, --side-by-side off) the analyses still come first and the PCH after
+    # them, beside the host prefixes: three jobs at once on 2 cores only made each of them later.
+    import threading
 
-        def _host(flag_sets) -> None:
-            try:
-                _say(host_pch=warm_host_pch(light_root_of(a.warm_pch), flag_sets))
-            finally:
-                warm_wait.unmark(light_root_of(a.warm_pch) / "host")
+    def _job(name: str, folder: Path, make) -> None:
+        try:
+            _say(**{name: make()})
+        except Exception as exc:  # noqa: BLE001 - reported; the builds go on without it
+            _say(**{name: [{"state": "error", "error": repr(exc)[:500]}]})
+        finally:
+            warm_wait.unmark(folder)
 
-        import threading
-
+    texts = ninja_texts(variants, with_cuda=not a.cpu)
+    jobs = [lambda: _job("pch", Path(a.warm_pch),
+                         lambda: warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait, texts=texts))]
+    if a.light:
         try:
             sets = host_pch_flags(cuda_variants)
         except Exception as exc:  # noqa: BLE001
             _say(host_pch=[{"state": "error", "error": repr(exc)[:500]}])
             sets = []
-        host = threading.Thread(target=_host, args=(sets,))
-        host.start()
-        try:
-            _say(light=warm_light(light_root_of(a.warm_pch), cuda_variants))
-        finally:
-            warm_wait.unmark(light_root_of(a.warm_pch) / "analysis")
-    try:
-        _say(pch=warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait))
-    finally:
-        warm_wait.unmark(Path(a.warm_pch))
-        if host is not None:
-            host.join()
+        light_root = light_root_of(a.warm_pch)
+        jobs = [lambda: _job("host_pch", light_root / "host", lambda: warm_host_pch(light_root, sets)),
+                lambda: _job("light", light_root / "analysis", lambda: warm_light(light_root, flag_sets=sets)),
+                *jobs]
+        if not a.side_by_side:  # the analyses, then the PCH, in one thread
+            jobs = [jobs[0], lambda first=jobs[1], then=jobs[2]: (first(), then())]
+    threads = [threading.Thread(target=job, name=f"warm-{i}") for i, job in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

@@ -31,6 +31,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -121,7 +122,8 @@ def write_shim(shim: Path) -> None:
     header = shim / "torch" / "extension.h"
     if not header.exists() or header.read_text() != light_headers.SHIM_TEXT:
         header.parent.mkdir(parents=True, exist_ok=True)
-        tmp = header.with_name(f"extension.h.{os.getpid()}.tmp")
+        # Per thread: the warmer's jobs write it side by side (one temporary name for both lost a rename).
+        tmp = header.with_name(f"extension.h.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(light_headers.SHIM_TEXT)
         os.replace(tmp, header)
 

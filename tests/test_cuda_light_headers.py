@@ -266,3 +266,30 @@ def test_real_header_difference_catches_silent_changes(compiled, case):
     d = lh.HeaderDiff.from_json(analysis.read_text())
     assert lh.light_hazards(PRELUDE + RELU_LIKE, d) == []  # the plain case still goes light
     assert lh.light_hazards(PRELUDE + RELU_LIKE + SILENT_CHANGES[case], d), case
+
+
+def test_the_shim_written_from_several_threads_at_once(tmp_path):
+    """The warmer's jobs run side by side in one process and each writes the shared shim on a fresh folder: with
+    one temporary name per process, one thread's rename lost the file to another's (173 of 200 rounds failed
+    with FileNotFoundError, and the host prefixes were never made)."""
+    import threading
+
+    errors: list[BaseException] = []
+    for i in range(100):
+        folder = tmp_path / str(i)
+        barrier = threading.Barrier(3)
+
+        def write() -> None:
+            barrier.wait()
+            try:
+                nvcc_light.write_shim(folder)
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert (folder / "torch" / "extension.h").read_text() == lh.SHIM_TEXT
+    assert not errors, errors[:3]
