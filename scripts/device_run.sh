@@ -110,7 +110,7 @@ PY
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       n=""; while [ -e $R/throughput_cold${n}_h200.json ]; do n=_$(( ${n#_} + 1 )); [ "$n" = _1 ] && n=_2; done
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
-        --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_cold${n}_h200.json ${TP_ARGS} > $R/tp_cold${n}.log 2>&1; tail -6 $R/tp_cold${n}.log ;;
+        --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_cold${n}_h200.json ${TP_ARGS} > $R/tp_cold${n}.log 2>&1; tail -8 $R/tp_cold${n}.log ;;
     tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_warm_h200.json > $R/tp_warm.log 2>&1; tail -6 $R/tp_warm.log

@@ -55,3 +55,21 @@ def test_variants_differ_and_per_build_picks_distinct_tasks(tmp_path):
     picked = per_build.pick(manifest, 5)
     assert len({m["task_id"] for m in picked}) == 5 and all(m["kind"] == "ok" for m in picked)
     assert len({m["code_hash"] for m in manifest}) == len(manifest)
+
+
+def test_the_run_records_how_busy_the_cores_were(tmp_path):
+    """common.CpuSampler: a child that spins one core for ~2.5 s shows up in the run's busy-core series (read
+    from /proc/stat), and mkb_pipeline.account summarises it with the trace's build and warmer events."""
+    from throughput.mkb_pipeline import account, cpu_summary
+
+    spin = "import time\nend = time.time() + 2.5\nwhile time.time() < end: pass\n"
+    run = common.run_streamed([sys.executable, "-c", spin], dict(os.environ), 30.0, lambda line, t: None,
+                              tmp_path / "stderr.log")
+    series = run["cpu_busy"]
+    assert len(series) >= 2 and max(b for _, b in series) >= 0.5, series
+    events = ["12:00:01 +     4.0s act.relu [0123456789ab]: build start",
+              '12:00:09 +    12.0s warmer: {"pch": [{"state": "built"}]}']
+    line = account({"cpu": cpu_summary(series), "trace_events": events, "rows": [{"t_done_s": 30.5}],
+                    "header_paths": {"host_cpu_s_p50": 12.9}})
+    assert "cores busy" in line and "first build +4.0s" in line and "warmer pch +12.0s" in line, line
+    assert "first result 30.5s" in line and "host_cpu 12.9" in line, line

@@ -153,6 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(result, order))
     except Exception as exc:
         print(f"(table failed: {exc!r})")
+    if "mkb" in result and result["mkb"].get("rows"):
+        from .mkb_pipeline import account
+
+        print(f"mkb: {account(result['mkb'])}")
     print()
     print(f"wrote {out_path} (total {host['total_s']} s; work folder {work})")
     return 0

@@ -108,6 +108,43 @@ def cpu_summary(series: list[list[float]]) -> dict:
             "series": series}
 
 
+_EVENT = re.compile(r"^\S+ \+\s*([0-9.]+)s (.+?): (.*)$")
+
+
+def account(p: dict) -> str:
+    """One line on where a run's time went (printed under the table, so a device call's log tail shows it):
+    cores busy, the first build's start and the first result, when the warmer's products were ready (trace
+    clock: seconds after the runner started), and the split driver's CPU seconds per chain (p50)."""
+    parts = []
+    cpu = p.get("cpu") or {}
+    if cpu.get("mean_busy") is not None:
+        parts.append(f"cores busy {cpu['mean_busy']}/{cpu['cores']} (saturated {cpu['saturated_share']:.0%} of seconds)")
+    firsts: dict[str, float] = {}
+    for line in p.get("trace_events") or []:
+        m = _EVENT.match(line)
+        if not m:
+            continue
+        t, who, what = float(m.group(1)), m.group(2), m.group(3)
+        if "build start" in what:
+            firsts.setdefault("first build", t)
+        elif who == "runner" and what.startswith("zygote ready"):
+            firsts.setdefault("zygote", t)
+        elif who == "warmer":
+            for key in ("light", "host_pch", "pch"):
+                if what.startswith(f'{{"{key}"'):
+                    firsts.setdefault(f"warmer {key}", t)
+    if firsts:
+        parts.append(", ".join(f"{k} +{v:.1f}s" for k, v in sorted(firsts.items(), key=lambda kv: kv[1])))
+    done = sorted(r["t_done_s"] for r in p.get("rows") or [] if r.get("t_done_s") is not None)
+    if done:
+        parts.append(f"first result {done[0]:.1f}s after launch")
+    hp = p.get("header_paths") or {}
+    chains = [f"{k[:-6]} {hp[k]}" for k in ("host_cpu_s_p50", "device_cpu_s_p50", "final_cpu_s_p50") if k in hp]
+    if chains:
+        parts.append("CPU-s p50 per chain: " + ", ".join(chains))
+    return "; ".join(parts)
+
+
 def mkb_options() -> str:
     return _cmd_out([sys.executable, "-m", "multikernelbench.cli.main", "eval", "--help"], 180)
 
