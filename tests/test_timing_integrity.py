@@ -63,7 +63,7 @@ def results(suite, build_root) -> dict[str, EvalResult]:
     out.update(_run(task, {"twin": TWIN, **{n: ATTACKS / f"{n}.py" for n in NATIVE}},
                     _config(build_root, custom_kernel=True)))
     for name, r in out.items():
-        print(f"  {name}: {r.status.value} speedup {r.speedup} outside {r.outside_clock_ms} :: {r.message[:300]}")
+        print(f"  {name}: {r.status.value} speedup {r.speedup} outside {r.outside_clock_ms} :: {r.message[:300]} FLAGS {r.flags}")
     return out
 
 
@@ -85,7 +85,7 @@ def test_honest_twin_keeps_its_status(results):
 
 
 def test_a_finding_of_one_timing_only_is_not_a_conviction(results):
-    """The first timing sees ~40 ms lost after each candidate renewal, the confirming one in a fresh worker does
+    """The first timing sees 250 ms lost after each candidate renewal, the confirming one in a fresh worker does
     not: ``correct``, judged on the second timing, the first one's finding kept in a flag. The attacks above
     repeat themselves in the fresh worker and stay convicted (their messages say it was confirmed)."""
     r = results["noise"]

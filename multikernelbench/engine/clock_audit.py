@@ -39,7 +39,10 @@ Confirmation: a burst of load that lasts several rounds can still lengthen most 
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
 against a 7.8 ms bound). So a round-difference finding (:attr:`Audit.load_sensitive`) convicts only when a second
 timing, in a fresh worker with the candidate loaded again (its module state starts over, so a cheat repeats
-itself), shows it again at half the bound (``AuditConfig.scale``); the result is the second timing's.
+itself), has a round-difference finding too, by the same bound, in either direction (a cheat that moved its
+work outside its call in the first worker and into the reference's turn in the second must not be cleared by
+the switch); the result is the second timing's. At half the bound the confirming timing convicted an honest
+candidate on CI (0.377 ms in the reference's turn against 0.322), so it is the same bound.
 """
 
 from __future__ import annotations
@@ -115,9 +118,6 @@ class AuditConfig:
     #: of each callable (timing.loop.AUDIT_MIN_SAMPLES) unless max_runs is lower; a worker that reports fewer
     #: than the harness takes is a protocol finding (``min_samples`` of :func:`audit`).
     min_rounds: int = AUDIT_MIN_SAMPLES
-    #: Multiplies the round-difference bound (not its floor or the calls allowance): the confirming re-timing
-    #: of a candidate whose first timing showed such a finding uses 0.5 (timing_guard.judge_clock).
-    scale: float = 1.0
 
 
 def robust_sigma(values: Sequence[float]) -> float:
@@ -252,7 +252,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     noise = max(robust_sigma(diffs), clean_noise)
     bound = max(cfg.rel * cand_sample_ms, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5,
                 cfg.within_slack * ref_per_call * k_cand)
-    threshold = max(cfg.floor_ms, cfg.scale * bound)
+    threshold = max(cfg.floor_ms, bound)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs
     # more per call on a callable with fewer calls per sample (CUDA graphs choose K per callable).
     allowance = ref_per_call * max(0, k_ref - k_cand)

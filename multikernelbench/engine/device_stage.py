@@ -156,6 +156,9 @@ class CandidateEvaluation:
         # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
+        with self.device_lock:  # the same steps as in the first worker before its timing: the correctness trials
+            for k, (shape, seed) in enumerate(seeds.trials):
+                self._trial(session, shape, seed, seeds.weight, first=k == 0)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
             self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True)

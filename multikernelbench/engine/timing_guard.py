@@ -46,22 +46,17 @@ class ClockRetry(Exception):
     in a fresh worker, whose audit confirms or clears it (engine/clock_audit.py, "Confirmation")."""
 
 
-#: The confirming timing's bound, as a fraction of the first one's (clock_audit.AuditConfig.scale).
-CONFIRM_SCALE = 0.5
-
-
 def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
                 result: DeviceOutcome, min_samples: int = 0, confirming: bool = False) -> None:
     """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
     request pattern the harness never makes; record the figure on the result otherwise. A first timing whose
     only findings are load-sensitive raises :class:`ClockRetry` instead; ``confirming``: this is the timing
-    that confirms them (judged at :data:`CONFIRM_SCALE` of the bound, and a finding convicts)."""
+    that confirms them (any finding convicts)."""
     if not (cfg.clock_audit and cfg.runtime_checks):
         return
     found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
                   clean.baseline if clean is not None else None,
-                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas,
-                              scale=CONFIRM_SCALE if confirming else 1.0),
+                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas),
                   min_samples=min_samples)
     result.outside_clock_ms = found.outside_ms
     if not found.findings:
@@ -70,7 +65,7 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
         raise ClockRetry("; ".join(found.findings))
     message = "; ".join(found.findings)
     if confirming:
-        message += " (confirmed: a second timing in a fresh worker, judged at half the bound)"
+        message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"
     raise Verdict(Status.CHEAT_DETECTED, message)
 
 

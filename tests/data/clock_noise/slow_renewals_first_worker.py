@@ -1,7 +1,7 @@
 # task: matmul.square
 # expect: correct
 # reason: stands in for a burst of host load during one timing
-"""Not a cheat: an honest product whose first device worker loses ~40 ms outside every timed call, the way a
+"""Not a cheat: an honest product whose first device worker loses 250 ms outside every timed call, the way a
 burst of load on a shared 2-core host stretches a worker's input renewals for a few seconds (CI, 2026-12-02:
 an honest CPU relu judged ``cheat_detected`` for 10.6 ms per call against a 7.8 ms bound). A profile function
 sleeps after each of the candidate's renewals in the first worker that times it only; a marker in its build
@@ -41,7 +41,7 @@ def _hook(frame, event, arg):
         _setp(None)
         return
     if frame.f_locals.get("name") == "candidate" and _first_worker():
-        time.sleep(0.04)
+        time.sleep(0.25)  # far above the audit's bound even on a loaded host (it widens with the noise: 59 ms seen)
 
 
 class ModelNew(nn.Module):
