@@ -332,8 +332,9 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
             warm_wait.unmark(folder)
 
     texts = ninja_texts(variants, with_cuda=not a.cpu)
-    jobs = [lambda: _job("pch", Path(a.warm_pch),
-                         lambda: warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait, texts=texts))]
+    pch = ("pch", Path(a.warm_pch), lambda: warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait,
+                                                     texts=texts))
+    lanes = [[pch]]  # each lane's jobs one after another, the lanes side by side
     if a.light:
         try:
             sets = host_pch_flags(cuda_variants)
@@ -341,12 +342,11 @@ if __name__ == "__main__":  # the warmer process started by PchWarmer
             _say(host_pch=[{"state": "error", "error": repr(exc)[:500]}])
             sets = []
         light_root = light_root_of(a.warm_pch)
-        jobs = [lambda: _job("host_pch", light_root / "host", lambda: warm_host_pch(light_root, sets)),
-                lambda: _job("light", light_root / "analysis", lambda: warm_light(light_root, flag_sets=sets)),
-                *jobs]
-        if not a.side_by_side:  # the analyses, then the PCH, in one thread
-            jobs = [jobs[0], lambda first=jobs[1], then=jobs[2]: (first(), then())]
-    threads = [threading.Thread(target=job, name=f"warm-{i}") for i, job in enumerate(jobs)]
+        host = ("host_pch", light_root / "host", lambda: warm_host_pch(light_root, sets))
+        light = ("light", light_root / "analysis", lambda: warm_light(light_root, flag_sets=sets))
+        lanes = [[host], [light], [pch]] if a.side_by_side else [[host], [light, pch]]
+    threads = [threading.Thread(target=lambda lane=lane: [_job(*job) for job in lane], name=f"warm-{i}")
+               for i, lane in enumerate(lanes)]
     for t in threads:
         t.start()
     for t in threads:

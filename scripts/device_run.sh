@@ -108,7 +108,7 @@ PY
     # every build cached (same --mkb-build-root). Budgets (s): TP_COLD_S 240, TP_PB_S 330 (stock needs > 60 s of it at 5 builds at once), TP_WARM_S 115.
     tp_cold) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
-      n=""; while [ -e $R/throughput_cold${n}_h200.json ]; do n=_$(( ${n#_} + 1 )); [ "$n" = _1 ] && n=_2; done
+      i=1; n=""; while [ -e $R/throughput_cold${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_cold${n}_h200.json ${TP_ARGS} > $R/tp_cold${n}.log 2>&1; tail -8 $R/tp_cold${n}.log ;;
     tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))

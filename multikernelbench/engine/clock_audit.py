@@ -250,9 +250,8 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
     cand_sample_ms = statistics.median(r[candidate].claimed_ms for r in paired)
     noise = max(robust_sigma(diffs), clean_noise)
-    bound = max(cfg.rel * cand_sample_ms, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5,
-                cfg.within_slack * ref_per_call * k_cand)
-    threshold = max(cfg.floor_ms, bound)
+    threshold = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5,
+                    cfg.within_slack * ref_per_call * k_cand)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs
     # more per call on a callable with fewer calls per sample (CUDA graphs choose K per callable).
     allowance = ref_per_call * max(0, k_ref - k_cand)

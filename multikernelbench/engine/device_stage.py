@@ -25,7 +25,7 @@ from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
                                               Load, Setup, Time, Timed, TurnGranted)
 from multikernelbench.engine.outcomes import DeviceOutcome, record
-from multikernelbench.engine.reference import ReferenceService, SeedSource
+from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.timing_guard import ClockRetry, CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
@@ -131,8 +131,7 @@ class CandidateEvaluation:
         seeds = self.seeds.for_task(self.task)
         if not self.config.reference_only:
             with self.device_lock:
-                for k, (shape, seed) in enumerate(seeds.trials):
-                    self._trial(session, shape, seed, seeds.weight, first=k == 0)
+                self._trials(session, seeds)
                 self._fresh_shapes(session, out, seeds.weight)
             if self.config.skip_timing or not self.backend.timing_available:
                 if not self.backend.timing_available:
@@ -157,11 +156,15 @@ class CandidateEvaluation:
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
         with self.device_lock:  # the same steps as in the first worker before its timing: the correctness trials
-            for k, (shape, seed) in enumerate(seeds.trials):
-                self._trial(session, shape, seed, seeds.weight, first=k == 0)
+            self._trials(session, seeds)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
             self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True)
+
+    def _trials(self, session: WorkerSession, seeds: TaskSeeds) -> None:
+        """The task's correctness trials (test shapes and secret seeds) in ``session``."""
+        for k, (shape, seed) in enumerate(seeds.trials):
+            self._trial(session, shape, seed, seeds.weight, first=k == 0)
 
     def _fresh_shapes(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int) -> None:
         """``--fresh-shapes K``: the same trial on K shapes drawn this run from the task's declared ranges

@@ -24,10 +24,6 @@ class Trace:
         self.wall0 = time.time()
         self._lock = threading.Lock()
 
-    @property
-    def enabled(self) -> bool:
-        return self.path is not None
-
     def __call__(self, who: str, what: str, at: float | None = None) -> None:
         """One line; ``at``: when it happened (a wall time, e.g. from a helper process's log), default now."""
         if self.path is None:
