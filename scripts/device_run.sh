@@ -5,7 +5,7 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_warm tp_per_build (issue #28). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_warm tp_per_build probe (issue #28). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -101,6 +101,8 @@ PY
         --trace $R/cuda_full.trace > $R/cuda_full.jsonl 2> $R/cuda_full.err
       echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s" | tee $R/cuda_full.wall
       python3 scripts/summarize_eval.py $R/cuda_full.jsonl | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
+    probe) timeout 120 python3 scripts/cuda_neighbour_probe.py --out $R/cuda_neighbour_probe.json > $R/probe.log 2>&1
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['start_costs_p50_s']); [print(p) for p in d['phases']]" $R/cuda_neighbour_probe.json ;;
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
         --out $R/throughput_h200.json ${THROUGHPUT_ARGS} > $R/throughput.log 2>&1; tail -25 $R/throughput.log ;;
     # Issue #28, one call (~9 min): tp_cold tp_per_build tp_warm. TP_N candidates (default 36) from an empty build
