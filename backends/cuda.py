@@ -105,9 +105,13 @@ class CudaBackend(Backend):
                 return Availability(False, "ninja not found (torch's extension loader needs it)")
         return Availability(True)
 
-    #: Cores one build keeps busy before any is measured (nvcc's host and device halves side by side, g++
-    #: beside them); the engine's build gate (engine/build_gate.py) replaces it with measured CPU use.
-    build_cores_estimate = 2.0
+    #: Cores one build is taken to keep busy before any is measured; the engine's build gate
+    #: (engine/build_gate.py) replaces it with measured CPU use. A build alone keeps ~2 busy (nvcc's host and
+    #: device halves side by side), but the first wave of a run waits ~15 s for the warmer's PCH and analyses
+    #: and measured 1.4 cores, the builds after it 1.0-1.3 (H200 profile, 2026-12-02). At 2.0 the first wave
+    #: was 8 builds on 16 cores, ~9 cores busy for its 37 s, and the lane then sat idle for 21 s waiting for
+    #: the second (2026-12-03); at 1.0 it is one build per core.
+    build_cores_estimate = 1.0
 
     def default_compile_workers(self) -> int:
         """The build pool's size: one thread per core; how many of them build at once is the build gate's

@@ -23,6 +23,12 @@ def add_engine_options(p) -> None:
     p.add_argument("--compile-workers", type=int, default=0,
                    help="concurrent builds (default 0 = the engine's build gate: cores / the cores one build is "
                         "measured to keep busy, engine/build_gate.py)")
+    p.add_argument("--build-cores-estimate", type=float, default=0.0, metavar="CORES",
+                   help="cores one build is taken to keep busy until builds are measured (the gate's first wave; "
+                        "default 0 = the backend's own figure)")
+    p.add_argument("--no-worker-prefetch", action="store_true",
+                   help="start each candidate's device worker in its own turn, not while the one before is "
+                        "checked (engine/prefetch.py)")
     p.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option (repeatable), e.g. pch=false, pch_root=DIR, split_nvcc=false")
     p.add_argument("--gpus", default=None,
@@ -52,6 +58,8 @@ def engine_config(args, allow: bool) -> EngineConfig:
         skip_timing=args.no_timing, seed=args.seed,
         allow_code_execution=allow, allow_weak_sandbox=getattr(args, "allow_weak_sandbox", False),
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
+    cfg.build_cores_estimate = getattr(args, "build_cores_estimate", 0.0) or 0.0
+    cfg.prefetch_workers = not getattr(args, "no_worker_prefetch", False)
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     if getattr(args, "gpus", None):
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())

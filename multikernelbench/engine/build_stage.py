@@ -60,8 +60,8 @@ class BuildStage:
         if self._gate is None and not self.config.compile_workers:
             from multikernelbench.util.procs import usable_cores
 
-            self._gate = BuildGate(usable_cores(), float(getattr(self.backend, "build_cores_estimate", 1.0)),
-                                   Path(self.config.build_root) / self.backend.name)
+            estimate = self.config.build_cores_estimate or float(getattr(self.backend, "build_cores_estimate", 1.0))
+            self._gate = BuildGate(usable_cores(), estimate, Path(self.config.build_root) / self.backend.name)
         return self._gate
 
     def build_dir(self, cand: Candidate) -> Path:

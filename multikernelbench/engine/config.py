@@ -36,6 +36,12 @@ class EngineConfig:
     #: and overlap only their untimed steps: worker start, load, torch.compile. 2 keeps a GPU busy when those
     #: steps are as long as the timing itself (the suite baseline); 1 runs one candidate at a time.
     lanes_per_gpu: int = 1
+    #: A lane alone on its GPU starts the next candidate's worker (fork, set-up, device context; no candidate
+    #: code) while the current one loads and is checked, never beside a clock (engine/prefetch.py).
+    prefetch_workers: bool = True
+    #: Cores one build is taken to keep busy before any build is measured (the build gate's first wave);
+    #: 0 = the backend's ``build_cores_estimate``.
+    build_cores_estimate: float = 0.0
     #: Device lanes for backends that do not run on a GPU (CPU, interpreters). Parallel CPU lanes share the
     #: cores, so they only suit correctness-only runs (the suite self-check); timing wants 1.
     device_workers: int = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -71,14 +71,43 @@ class CandidateEvaluation:
         self.fresh_overhead_ms: float | None = None  # wall time of fresh inputs per timed call (reported)
         #: The run's clean-reference timings, shared by the lanes (a private one when used alone).
         self.clean = clean if clean is not None else CleanReference()
+        #: The first worker, started ahead by :meth:`prepare` (engine/prefetch.py); adopted by the first load.
+        self._prepared: WorkerSession | None = None
+        #: Called before this candidate's first clock starts: the lane waits there until the worker it is
+        #: starting ahead for the next candidate has its device context (engine/prefetch.py).
+        self.before_clock: Callable[[], None] | None = None
 
-    def _session(self, load: bool = True) -> WorkerSession:
+    def _start_worker(self, warm_device: bool = False) -> WorkerSession:
         ac = self.config.anticheat
         setup = Setup(backend=self.backend.name, backend_options=self.backend.options, build_dir=str(self.build_dir),
                       threads=self.config.threads, task=self.task.to_row(), runtime_checks=ac.runtime_checks,
-                      require_custom_kernel=ac.require_custom_kernel)
-        session = WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
-                                anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
+                      require_custom_kernel=ac.require_custom_kernel, warm_device=warm_device)
+        return WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
+                             anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
+
+    def prepare(self) -> None:
+        """Start the first worker now, device context included: trusted steps only (the fork, the harness's
+        set-up), no candidate code. A worker that fails to start is dropped here; :meth:`evaluate` then starts
+        its own and meets the same failure as a verdict."""
+        try:
+            self._prepared = self._start_worker(warm_device=True)
+        except Exception:  # noqa: BLE001 - judged when evaluate() starts a worker itself
+            self._prepared = None
+
+    def discard(self) -> None:
+        """A prepared worker whose candidate is not evaluated (the run's time limit): ended under the device
+        lock, as every worker is (:meth:`_end`)."""
+        if self._prepared is not None:
+            with self.device_lock:
+                self._prepared.close()
+            self._prepared = None
+
+    def _session(self, load: bool = True) -> WorkerSession:
+        if load and self._prepared is not None:
+            session, self._prepared = self._prepared, None
+            session.deadline = self.deadline
+        else:
+            session = self._start_worker()
         self.sessions.append(session)
         if load and not self.config.reference_only:
             # Outside the device lock: a candidate's import may take long (or sleep), and must not hold up
@@ -228,6 +257,8 @@ class CandidateEvaluation:
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
         """The timing shape, the torch.compile baseline when asked for (its session may be a fresh one),
         and the planner that grants this timing request's fresh seeds."""
+        if self.before_clock is not None:  # nothing starts beside a clock: see engine/prefetch.py
+            self.before_clock()
         shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
         compiled = False
         if self.config.timing.compile_baseline:

@@ -85,6 +85,9 @@ class Setup(Message):
     task: dict[str, Any] | None = None  # Task.to_row(); absent for compile workers
     runtime_checks: bool = True
     require_custom_kernel: bool = True
+    #: Create the device context now, before any candidate code (device workers): a worker started ahead of
+    #: its turn (engine/prefetch.py) then reaches its first check with the context's cost already paid.
+    warm_device: bool = False
 
 
 @dataclass(frozen=True)

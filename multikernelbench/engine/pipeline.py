@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped
+from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
@@ -67,6 +68,9 @@ class Pipeline:
         self.device_locks: dict[int | None, threading.Lock] = {g: threading.Lock() for g in set(self.lanes)
                                                                 if g is not None}
         self.overlap = runner.backend.overlap_compile_with_timing
+        # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
+        # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
+        self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
         self.cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
         self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
@@ -128,37 +132,73 @@ class Pipeline:
         return BuildOutcome(True, compile_time_s=seconds, flags=flags)
 
     def lane(self, gpu: int | None) -> None:
-        """One device lane: evaluates ready jobs one at a time until told to stop (None)."""
+        """One device lane: evaluates ready jobs one at a time until told to stop (None), starting the next
+        one's worker while the current one loads and is checked (engine/prefetch.py)."""
         refs = ReferenceService(self.runner.backend.reference_device(gpu))
         name = "cpu" if gpu is None else f"gpu{gpu}"
+        ahead: Prefetch | None = None
         try:
             while True:
-                job = self.ready.get()
+                current, ahead = ahead, None
+                job = current.job if current is not None else self.ready.get()
                 if job is None:
                     return
                 skipped = self.past_cutoff()
                 if skipped is not None:
+                    if current is not None:
+                        current.discard()
                     self.posted.put(Posted(Event.SKIPPED, job, skipped))
                     continue
-                outcome = self.device_step(job, refs, gpu)
+                ahead = self.prefetch(refs, gpu)
+                outcome = self.device_step(job, refs, gpu, current, ahead)
                 self.release_finished(job, refs)
                 self.posted.put(Posted(Event.DONE, job, outcome))
         finally:
+            if ahead is not None:
+                ahead.discard()
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
-    def device_step(self, job: _Job, refs: ReferenceService, gpu: int | None) -> Outcome:
+    def prefetch(self, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
+        """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
+        stop signal, which goes back on the queue for the lane's next turn)."""
+        if not self.prefetch_workers or self.past_cutoff() is not None:
+            return None
+        try:
+            job = self.ready.get_nowait()
+        except queue.Empty:
+            return None
+        if job is None:
+            self.ready.put(None)
+            return None
+        try:
+            return Prefetch(job, self.evaluation(job, refs, gpu))
+        except Exception:  # a harness bug here must not lose the job: it is evaluated without a head start
+            self.ready.put(job)
+            return None
+
+    def evaluation(self, job: _Job, refs: ReferenceService, gpu: int | None) -> CandidateEvaluation:
         runner = self.runner
-        runner.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
         env = runner.backend.lane_env(gpu)
         if self.cfg.reference_only:  # references' shared compile cache (warm-up stage, earlier runs)
             env = {**env, **reference_cache_env(self.cfg, runner.backend)}
+        return CandidateEvaluation(job.task, job.cand.source, runner.build_dir(job.cand), runner.backend,
+                                   self.cfg, runner.seeds, refs, env_extra=env, zygote=runner.zygote,
+                                   trace=runner.trace, device_lock=self.device_locks.get(gpu),
+                                   clean=runner.clean_refs)
+
+    def device_step(self, job: _Job, refs: ReferenceService, gpu: int | None, current: Prefetch | None = None,
+                    ahead: Prefetch | None = None) -> Outcome:
+        """``current``: this job's worker, started ahead; ``ahead``: the next job's, starting now (this job's
+        clocks wait for it)."""
+        runner = self.runner
+        runner.trace(trace_label(job.task.id, job.cand.code_hash), f"device stage start (lane {gpu})")
         evaluation = None
         try:
-            evaluation = CandidateEvaluation(job.task, job.cand.source, runner.build_dir(job.cand), runner.backend,
-                                             self.cfg, runner.seeds, refs, env_extra=env, zygote=runner.zygote,
-                                             trace=runner.trace, device_lock=self.device_locks.get(gpu),
-                                             clean=runner.clean_refs)
+            if current is not None:
+                current.wait()  # the job before may have ended before its clock, where the lane waits for it
+            evaluation = current.evaluation if current is not None else self.evaluation(job, refs, gpu)
+            evaluation.before_clock = ahead.wait if ahead is not None else None
             return evaluation.evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             error = HarnessError(f"harness error while evaluating: {exc!r}",

@@ -1,0 +1,160 @@
+"""The device lane starts the next candidate's worker while the current one is loaded and checked, never beside
+a clock (engine/prefetch.py).
+
+Real runs of the engine on the CPU backend (real zygote, real workers, real timing), read back from the run's
+trace: which worker started when, against the other candidate's first clock.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.engine.runner import Runner
+from multikernelbench.records import Status
+
+RELU = "activation.relu"
+LINE = re.compile(r"^\S+ \+\s*([\d.]+)s (.+?): (.*)$")
+
+
+def config(tmp_path: Path, **kw) -> EngineConfig:
+    return EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
+                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                        backend_options={"pch": False}, trace_path=tmp_path / "trace.log", **kw)
+
+
+def plain(k: int, body: str = "return torch.clamp_min(x, 0.0)") -> Candidate:
+    src = textwrap.dedent(f"""
+        import torch
+        import torch.nn as nn
+        # candidate {k}
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                {body}
+        """)
+    return Candidate(task_id=RELU, source=src, label=f"c{k}")
+
+
+def events(trace: Path) -> list[tuple[float, str, str]]:
+    out = []
+    for line in trace.read_text().splitlines():
+        m = LINE.match(line)
+        if m:
+            out.append((float(m.group(1)), m.group(2), m.group(3)))
+    return out
+
+
+def first(evs, who: str, prefix: str) -> float:
+    return next(t for t, w, what in evs if w == who and what.startswith(prefix))
+
+
+def lane_order(evs) -> list[str]:
+    """Candidates (trace labels) in the order their device stages started."""
+    return [w for _, w, what in evs if what.startswith("device stage start")]
+
+
+def test_next_worker_starts_during_checks_and_before_the_clock(suite, tmp_path):
+    cfg = config(tmp_path)
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(3)])
+    assert [r.status for r in results] == [Status.CORRECT] * 3, [r.message for r in results]
+    evs = events(cfg.trace_path)
+    a, b, c = lane_order(evs)
+    for cur, nxt in ((a, b), (b, c)):
+        clock = first(evs, cur, "time start")  # the current candidate's first clock (clean reference or its own)
+        setups = [(t, what) for t, w, what in evs if w == nxt and what.startswith("setup")]
+        assert setups, f"no worker start for {nxt}"
+        # the next worker started after the current stage began, before its clock, and was ready before it
+        assert first(evs, cur, "device stage start") <= setups[0][0] < clock
+        assert first(evs, nxt, "setup end") <= clock
+        # and was the one the next candidate used: no second start of a candidate worker in its own stage
+        started = first(evs, nxt, "device stage start")
+        assert first(evs, nxt, "load start") >= started
+        assert not [t for t, what in setups if t >= started and t < first(evs, nxt, "load start")]
+
+
+def test_without_prefetch_each_worker_starts_in_its_own_turn(suite, tmp_path):
+    cfg = config(tmp_path, prefetch_workers=False)
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(2)])
+    assert [r.status for r in results] == [Status.CORRECT] * 2, [r.message for r in results]
+    evs = events(cfg.trace_path)
+    a, b = lane_order(evs)
+    assert first(evs, b, "setup start") >= first(evs, a, "end_workers end")
+
+
+def test_lanes_sharing_a_device_do_not_prefetch(suite, tmp_path):
+    cfg = config(tmp_path, device_workers=2, skip_timing=True)
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(4)])
+    assert [r.status for r in results] == [Status.CORRECT] * 4
+    evs = events(cfg.trace_path)
+    for who in lane_order(evs):
+        assert first(evs, who, "setup start") >= first(evs, who, "device stage start")
+
+
+@pytest.mark.parametrize("first_body", ["import os; os.abort()", "raise RuntimeError('bad kernel')"])
+def test_a_candidate_that_fails_before_its_clock_hands_over_the_prepared_worker(suite, tmp_path, first_body):
+    """The lane waits for the worker it started ahead at the current candidate's first clock; a candidate that
+    crashes or raises in its checks never gets there, and the next one must still get a whole worker."""
+    cfg = config(tmp_path)
+    cands = [plain(0, first_body), plain(1), plain(2, first_body), plain(3)]
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], cands)
+    expected = Status.CRASH if "abort" in first_body else Status.RUNTIME_ERROR
+    assert [r.status for r in results] == [expected, Status.CORRECT, expected, Status.CORRECT], \
+        [r.message for r in results]
+
+
+def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.prefetch import Prefetch
+    from multikernelbench.engine.reference import ReferenceService, SeedSource
+
+    cfg = config(tmp_path)
+    backend = get_backend("cpu", pch=False)
+    build = tmp_path / "builds" / "cpu" / "x"
+    build.mkdir(parents=True)
+    ev = CandidateEvaluation(suite[RELU], plain(0).source, build, backend, cfg, SeedSource(5),
+                             ReferenceService(backend.reference_device(None)))
+    pre = Prefetch(object(), ev)
+    pre.wait()
+    session = ev._prepared
+    assert session is not None and session.worker.proc is not None
+    proc = session.worker.proc
+    assert proc.poll() is None  # started and waiting for its candidate
+    pre.discard()
+    assert ev._prepared is None and proc.poll() is not None
+
+
+def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
+    """The device stage calls ``before_clock`` (the lane's wait for the worker it is starting ahead) before its
+    first clock, the clean reference's included, and does not start one until it returns."""
+    import time
+
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.reference import ReferenceService, SeedSource
+
+    cfg = config(tmp_path)
+    backend = get_backend("cpu", pch=False)
+    build = tmp_path / "builds" / "cpu" / "y"
+    build.mkdir(parents=True)
+    ev = CandidateEvaluation(suite[RELU], plain(0).source, build, backend, cfg, SeedSource(5),
+                             ReferenceService(backend.reference_device(None)))
+
+    def quiet() -> None:
+        ev.trace(ev.who, "hook called")
+        time.sleep(0.3)
+        ev.trace(ev.who, "hook returned")
+
+    ev.before_clock = quiet
+    out = ev.evaluate()
+    assert out.status == Status.CORRECT, out.message
+    whats = [what for _, w, what in events(cfg.trace_path) if w == ev.who]
+    assert "hook returned" in whats
+    assert whats.index("hook returned") < next(i for i, w in enumerate(whats) if w.startswith("time start"))
