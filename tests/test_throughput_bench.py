@@ -73,3 +73,19 @@ def test_the_run_records_how_busy_the_cores_were(tmp_path):
                     "header_paths": {"host_cpu_s_p50": 12.9}})
     assert "cores busy" in line and "first build +4.0s" in line and "warmer pch +12.0s" in line, line
     assert "first result 30.5s" in line and "host_cpu 12.9" in line, line
+
+
+def test_lane_summary_counts_busy_and_idle_lane_time():
+    from throughput.lanes import lane_summary
+
+    ev = ["t +   10.0s a [aaa]: build end after 9.0 s: ok",
+          "t +   10.0s a [aaa]: device stage start (lane 0)",
+          "t +   12.5s a [aaa]: end_workers end after 0.1 s",
+          "t +   20.0s b [bbb]: build end after 19.0 s: ok",
+          "t +   20.0s b [bbb]: device stage start (lane 0)",
+          "t +   23.0s b [bbb]: end_workers end after 0.1 s",
+          "t +   21.0s c [ccc]: build end after 20.0 s: compile_error"]
+    rows = [{"device_s": 2.5, "t_done_s": 12.6}, {"device_s": 3.0, "t_done_s": 23.1}, {"t_done_s": 21.1}]
+    s = lane_summary({"trace_events": ev, "rows": rows, "n": 3, "n_candidates": 3}, at=22.0)
+    assert (s["lane_busy_s"], s["lane_idle_s"], s["last_build_end_s"]) == (5.5, 7.5, 20.0)
+    assert (s["first_result_s"], s["done_by_22s"], s["device_mean_s"]) == (12.6, 2, 2.75)
