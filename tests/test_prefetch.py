@@ -109,18 +109,23 @@ def test_a_candidate_that_fails_before_its_clock_hands_over_the_prepared_worker(
         [r.message for r in results]
 
 
-def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
+def evaluation(suite, tmp_path: Path, cfg: EngineConfig):
+    """One candidate's device stage on the CPU backend, outside any runner (its own build folder)."""
     from multikernelbench.backends import get_backend
     from multikernelbench.engine.device_stage import CandidateEvaluation
-    from multikernelbench.engine.prefetch import Prefetch
     from multikernelbench.engine.reference import ReferenceService, SeedSource
 
-    cfg = config(tmp_path)
     backend = get_backend("cpu", pch=False)
-    build = tmp_path / "builds" / "cpu" / "x"
+    build = tmp_path / "builds" / "cpu" / "one"
     build.mkdir(parents=True)
-    ev = CandidateEvaluation(suite[RELU], plain(0).source, build, backend, cfg, SeedSource(5),
-                             ReferenceService(backend.reference_device(None)))
+    return CandidateEvaluation(suite[RELU], plain(0).source, build, backend, cfg, SeedSource(5),
+                               ReferenceService(backend.reference_device(None)))
+
+
+def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
+    from multikernelbench.engine.prefetch import Prefetch
+
+    ev = evaluation(suite, tmp_path, config(tmp_path))
     pre = Prefetch(object(), ev)
     pre.wait()
     session = ev._prepared
@@ -136,16 +141,8 @@ def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
     first clock, the clean reference's included, and does not start one until it returns."""
     import time
 
-    from multikernelbench.backends import get_backend
-    from multikernelbench.engine.device_stage import CandidateEvaluation
-    from multikernelbench.engine.reference import ReferenceService, SeedSource
-
     cfg = config(tmp_path)
-    backend = get_backend("cpu", pch=False)
-    build = tmp_path / "builds" / "cpu" / "y"
-    build.mkdir(parents=True)
-    ev = CandidateEvaluation(suite[RELU], plain(0).source, build, backend, cfg, SeedSource(5),
-                             ReferenceService(backend.reference_device(None)))
+    ev = evaluation(suite, tmp_path, cfg)
 
     def quiet() -> None:
         ev.trace(ev.who, "hook called")
