@@ -77,6 +77,33 @@ def test_next_worker_starts_during_checks_and_before_the_clock(suite, tmp_path):
         started = first(evs, nxt, "device stage start")
         assert first(evs, nxt, "load start") >= started
         assert not [t for t, what in setups if t >= started and t < first(evs, nxt, "load start")]
+        # one worker ahead, no clean worker: the task's clean timing is made (or being made) by the one before
+        assert len([t for t, what in setups if t < started and what.startswith("setup start")]) == 1
+
+
+def test_a_new_tasks_clean_worker_starts_ahead_too(suite, tmp_path):
+    """The first candidate of a task needs a clean worker (the reference timed where no candidate code ever ran);
+    the lane starts that one ahead as well, and the candidate's timing uses it instead of starting one. (One build
+    at a time: the lane takes them in this order, so the sigmoid candidate is the one started ahead.)"""
+    cfg = config(tmp_path, compile_workers=1)
+    sigmoid = Candidate(task_id="activation.sigmoid", label="s", source=textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.sigmoid(x)
+        """))
+    results = Runner(cfg, progress=False).evaluate([suite[RELU], suite["activation.sigmoid"]],
+                                                   [plain(0), sigmoid, plain(1)])
+    assert [r.status for r in results] == [Status.CORRECT] * 3, [r.message for r in results]
+    evs = events(cfg.trace_path)
+    second = lane_order(evs)[1]
+    assert second.startswith("activation.sigmoid"), lane_order(evs)
+    started = first(evs, second, "device stage start")
+    ahead = [t for t, w, what in evs if w == second and what.startswith("setup start") and t < started]
+    later = [t for t, w, what in evs if w == second and what.startswith("setup start") and t >= started]
+    assert len(ahead) == 2 and not later, (ahead, later)  # its own worker and its task's clean worker
+    assert [what for _, w, what in evs if w == second and "clean worker" in what]
 
 
 def test_without_prefetch_each_worker_starts_in_its_own_turn(suite, tmp_path):

@@ -279,6 +279,10 @@ class CleanReference:
         self._keys: dict[tuple, threading.Lock] = {}
         self._done: dict[tuple, tuple] = {}
 
+    def has(self, key: tuple) -> bool:
+        with self._lock:
+            return key in self._done
+
     def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key in self._done:

@@ -20,10 +20,11 @@ from multikernelbench.backends.base import Backend
 from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
 from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.timed_outputs import logged, verify_timed
-from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, CompileBaseline, DeviceTurn, Done,
-                                              Load, Setup, Time, Timed, TurnGranted)
+from multikernelbench.engine.messages import (Check, Checked, Done,
+                                              Load, Setup, Time, Timed)
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
@@ -41,7 +42,7 @@ def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
                   file_size_mb=config.output_limit_mb)
 
 
-class CandidateEvaluation:
+class CandidateEvaluation(BaselineSteps):
     """The device stage of one candidate: load, correctness trials, timing, verification of timed calls."""
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
@@ -73,6 +74,8 @@ class CandidateEvaluation:
         self.clean = clean if clean is not None else CleanReference()
         #: The first worker, started ahead by :meth:`prepare` (engine/prefetch.py); adopted by the first load.
         self._prepared: WorkerSession | None = None
+        #: A clean worker started ahead too, when this task's clean reference timing is still to be made.
+        self._prepared_clean: WorkerSession | None = None
         #: Called before this candidate's first clock starts: the lane waits there until the worker it is
         #: starting ahead for the next candidate has its device context (engine/prefetch.py).
         self.before_clock: Callable[[], None] | None = None
@@ -85,22 +88,45 @@ class CandidateEvaluation:
         return WorkerSession("device", self.env, worker_limits(self.config, self.backend), setup, zygote=self.zygote,
                              anticheat=ac, trace=self.trace, who=self.who, deadline=self.deadline)
 
-    def prepare(self) -> None:
+    def prepare(self, clean: bool = True) -> None:
         """Start the first worker now, device context included: trusted steps only (the fork, the harness's
-        set-up), no candidate code. A worker that fails to start is dropped here; :meth:`evaluate` then starts
-        its own and meets the same failure as a verdict."""
+        set-up), no candidate code; and the task's clean worker when ``clean`` and its timing is still to be
+        made. A worker that fails to start is dropped here; :meth:`evaluate` then starts its own and meets the
+        same failure as a verdict."""
         try:
             self._prepared = self._start_worker(warm_device=True)
         except Exception:  # noqa: BLE001 - judged when evaluate() starts a worker itself
             self._prepared = None
+        if clean and self._clean_key_pending():
+            try:
+                self._prepared_clean = self._start_worker(warm_device=True)
+            except Exception:  # noqa: BLE001 - the clean timing starts its own worker and reports its failure
+                self._prepared_clean = None
+
+    def _clean_key(self) -> tuple:
+        shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
+        return (self.task.id, tuple(sorted(shape.items())), self.seeds.for_task(self.task).weight)
+
+    def _clean_key_pending(self) -> bool:
+        """Whether this candidate's timing will need a clean reference worker (none timed yet for its key)."""
+        ac, cfg = self.config.anticheat, self.config
+        if cfg.reference_only or cfg.skip_timing or not self.backend.timing_available:
+            return False
+        return ac.clean_reference and ac.runtime_checks and not self.clean.has(self._clean_key())
+
+    def _unused_prepared(self) -> list[WorkerSession]:
+        out = [s for s in (self._prepared, self._prepared_clean) if s is not None]
+        self._prepared = self._prepared_clean = None
+        return out
 
     def discard(self) -> None:
-        """A prepared worker whose candidate is not evaluated (the run's time limit): ended under the device
+        """Prepared workers whose candidate is not evaluated (the run's time limit): ended under the device
         lock, as every worker is (:meth:`_end`)."""
-        if self._prepared is not None:
+        unused = self._unused_prepared()
+        if unused:
             with self.device_lock:
-                self._prepared.close()
-            self._prepared = None
+                for s in unused:
+                    s.close()
 
     def _session(self, load: bool = True) -> WorkerSession:
         if load and self._prepared is not None:
@@ -146,6 +172,7 @@ class CandidateEvaluation:
         and ended workers every second, timed 4-9 % slower than in a quieter run). A reference-only worker
         creates its context inside a compile request's turn; a candidate's may at load, which stays outside
         the lock so a slow import cannot hold up the other lanes."""
+        self.sessions += self._unused_prepared()  # a clean worker that another lane's timing made needless
         if not self.sessions:
             return
         t0 = time.perf_counter()
@@ -321,7 +348,12 @@ class CandidateEvaluation:
 
         def compute() -> CleanTiming:
             try:
-                session = self._session(load=False)
+                if self._prepared_clean is not None:  # started ahead (engine/prefetch.py)
+                    session, self._prepared_clean = self._prepared_clean, None
+                    session.deadline = self.deadline
+                    self.sessions.append(session)
+                else:
+                    session = self._session(load=False)
             except Verdict as v:
                 return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
             try:
@@ -340,71 +372,6 @@ class CandidateEvaluation:
                 session.close()
 
         return self.clean.get((self.task.id, tuple(sorted(shape.items())), weight_seed), compute)
-
-    def _time_reference(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict,
-                        compiled: bool, planner: FreshPlanner) -> None:
-        """The suite baseline: the reference (and its torch.compile form) timed alone, by the same timer on
-        the same fresh inputs as candidates are; the roofline fraction is the eager reference's."""
-        cfg = self.config
-        on_cpu = self.backend.times_on_cpu_shape
-        reply, _ = session.call(
-            Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
-                 reference_only=True),
-            timeout=cfg.run_timeout_s + 4 * cfg.timing.budget_s, what=f"timing the reference on shape {shape}",
-            expect=Timed, on_fresh=planner.answer)
-        stats = {name: TimingStats(**st) for name, st in reply.stats.items()}
-        out.timing_shape = dict(shape)
-        out.eager_timing = stats[Series.EAGER]
-        out.compile_timing = stats.get(Series.COMPILED)
-        out.roofline_fraction = self._roofline(on_cpu, out.eager_timing.median_ms)
-
-    def _compile_baseline(self, session: WorkerSession, out: DeviceOutcome, shape: dict,
-                          weight_seed: int) -> tuple[WorkerSession, bool]:
-        """torch.compile of the reference, as its own request. The harness's baseline failing is not the
-        candidate's failure: the result is flagged and timed against eager alone (in a fresh worker, with the
-        candidate loaded again, when the compile had to be killed). Evidence of the candidate's own doing in
-        the reply is still judged."""
-        cfg = self.config
-        try:
-            try:
-                reply, _ = session.call(CompileBaseline(shape=shape, weight_seed=weight_seed,
-                                                        seed=self.seeds.next("compile", self.task.id),
-                                                        take_turns=self.shares_device),
-                                        timeout=cfg.timing.compile_baseline_timeout_s,
-                                        what="compiling the torch.compile baseline", expect=BaselineCompiled,
-                                        on_turn=self._turn if self.shares_device else None)
-            finally:
-                if self._turn_held:  # whatever the worker did, the GPU is free again when its request ends
-                    self._turn_held = False
-                    self._shared().release()
-            if reply.torch_rebinds:
-                out.flags.append("torch API rebound while the baseline compiled (not judged): "
-                                    + ", ".join(reply.torch_rebinds[:20]))
-            return session, True
-        except Verdict as v:
-            if v.status == Status.CHEAT_DETECTED:
-                raise
-            out.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
-            if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
-                session = self._session()
-            return session, False
-
-    def _turn(self, ask: DeviceTurn) -> TurnGranted:
-        """The worker's GPU steps inside its compile request wait for the lanes' shared lock (worker side:
-        engine/device_turns.py)."""
-        if ask.take and not self._turn_held:
-            self._shared().acquire()
-            self._turn_held = True
-            self.trace(self.who, "device turn taken")
-        elif not ask.take and self._turn_held:
-            self.trace(self.who, "device turn given back")  # before the release: the trace stays ordered
-            self._turn_held = False
-            self._shared().release()
-        return TurnGranted()
-
-    def _shared(self) -> threading.Lock:
-        assert self._shared_lock is not None, "device turns are taken only when lanes share the GPU"
-        return self._shared_lock
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction

@@ -149,7 +149,7 @@ class Pipeline:
                         current.discard()
                     self.posted.put(Posted(Event.SKIPPED, job, skipped))
                     continue
-                ahead = self.prefetch(refs, gpu)
+                ahead = self.prefetch(job, refs, gpu)
                 outcome = self.device_step(job, refs, gpu, current, ahead)
                 self.release_finished(job, refs)
                 self.posted.put(Posted(Event.DONE, job, outcome))
@@ -159,7 +159,7 @@ class Pipeline:
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
-    def prefetch(self, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
+    def prefetch(self, current: _Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
         """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
         stop signal, which goes back on the queue for the lane's next turn)."""
         if not self.prefetch_workers or self.past_cutoff() is not None:
@@ -172,7 +172,7 @@ class Pipeline:
             self.ready.put(None)
             return None
         try:
-            return Prefetch(job, self.evaluation(job, refs, gpu))
+            return Prefetch(job, self.evaluation(job, refs, gpu), clean=job.task.id != current.task.id)
         except Exception:  # a harness bug here must not lose the job: it is evaluated without a head start
             self.ready.put(job)
             return None

@@ -7,8 +7,10 @@ set-up and the CUDA context (0.20 s context + 0.11 s first allocation in a fresh
 ``scripts/cuda_neighbour_probe.py``), all trusted work that needs no turn on the GPU.
 
 So while candidate N loads and runs its correctness checks, the lane starts candidate N+1's worker and has it
-create its device context (``Setup.warm_device``). Only harness code runs there: N+1's own code is loaded in
-its turn, after N has ended, as without prefetching.
+create its device context (``Setup.warm_device``), and, when N+1's task has no clean-reference timing yet, the
+clean worker that will make it (engine/clock_audit.py: a worker that never loads candidate code). Only harness
+code runs there: N+1's own code is loaded in its turn, after N has ended, as without prefetching. A clean
+worker that turns out needless (another candidate of the task made the timing first) is ended with N+1's.
 
 What keeps the clocks clean: N's first clock (its clean reference's or its own timing) waits until N+1's
 worker has finished starting (:attr:`CandidateEvaluation.before_clock` is :meth:`Prefetch.wait`), so a context
@@ -29,9 +31,12 @@ from multikernelbench.engine.device_stage import CandidateEvaluation
 class Prefetch:
     """One job whose evaluation's first worker is being started in a background thread."""
 
-    def __init__(self, job: Any, evaluation: CandidateEvaluation) -> None:
+    def __init__(self, job: Any, evaluation: CandidateEvaluation, clean: bool = True) -> None:
+        """``clean``: also start the task's clean worker if it has no clean timing yet (off when the candidate
+        before it, of the same task, is about to make that timing)."""
         self.job, self.evaluation = job, evaluation
-        self._thread = threading.Thread(target=evaluation.prepare, name=f"prefetch-{evaluation.who}", daemon=True)
+        self._thread = threading.Thread(target=evaluation.prepare, args=(clean,), name=f"prefetch-{evaluation.who}",
+                                        daemon=True)
         self._thread.start()
 
     def wait(self) -> None:
