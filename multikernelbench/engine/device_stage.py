@@ -23,8 +23,7 @@ from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.timed_outputs import logged, verify_timed
-from multikernelbench.engine.messages import (Check, Checked, Done,
-                                              Load, Setup, Time, Timed)
+from multikernelbench.engine.messages import Check, Checked, Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
@@ -103,16 +102,18 @@ class CandidateEvaluation(BaselineSteps):
             except Exception:  # noqa: BLE001 - the clean timing starts its own worker and reports its failure
                 self._prepared_clean = None
 
-    def _clean_key(self) -> tuple:
-        shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
-        return (self.task.id, tuple(sorted(shape.items())), self.seeds.for_task(self.task).weight)
+    def _clean_key(self, shape: dict, weight_seed: int) -> tuple:
+        """What the run's clean-reference timings are kept under (one per task, timing shape and weight seed)."""
+        return (self.task.id, tuple(sorted(shape.items())), weight_seed)
 
     def _clean_key_pending(self) -> bool:
         """Whether this candidate's timing will need a clean reference worker (none timed yet for its key)."""
         ac, cfg = self.config.anticheat, self.config
         if cfg.reference_only or cfg.skip_timing or not self.backend.timing_available:
             return False
-        return ac.clean_reference and ac.runtime_checks and not self.clean.has(self._clean_key())
+        key = self._clean_key(self.task.shape_for_timing(self.backend.times_on_cpu_shape),
+                              self.seeds.for_task(self.task).weight)
+        return ac.clean_reference and ac.runtime_checks and not self.clean.has(key)
 
     def _unused_prepared(self) -> list[WorkerSession]:
         out = [s for s in (self._prepared, self._prepared_clean) if s is not None]
@@ -129,8 +130,13 @@ class CandidateEvaluation(BaselineSteps):
                     s.close()
 
     def _session(self, load: bool = True) -> WorkerSession:
-        if load and self._prepared is not None:
+        """A worker for this candidate (``load``: with its code loaded) or a clean one (never loads it): the
+        one :meth:`prepare` started ahead for that role, if any, else a new one."""
+        if load:
             session, self._prepared = self._prepared, None
+        else:
+            session, self._prepared_clean = self._prepared_clean, None
+        if session is not None:
             session.deadline = self.deadline
         else:
             session = self._start_worker()
@@ -348,12 +354,7 @@ class CandidateEvaluation(BaselineSteps):
 
         def compute() -> CleanTiming:
             try:
-                if self._prepared_clean is not None:  # started ahead (engine/prefetch.py)
-                    session, self._prepared_clean = self._prepared_clean, None
-                    session.deadline = self.deadline
-                    self.sessions.append(session)
-                else:
-                    session = self._session(load=False)
+                session = self._session(load=False)
             except Verdict as v:
                 return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
             try:
@@ -371,7 +372,7 @@ class CandidateEvaluation(BaselineSteps):
                 self.sessions.remove(session)
                 session.close()
 
-        return self.clean.get((self.task.id, tuple(sorted(shape.items())), weight_seed), compute)
+        return self.clean.get(self._clean_key(shape, weight_seed), compute)
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction

@@ -197,7 +197,9 @@ class Pipeline:
         try:
             if current is not None:
                 current.wait()  # the job before may have ended before its clock, where the lane waits for it
-            evaluation = current.evaluation if current is not None else self.evaluation(job, refs, gpu)
+                evaluation = current.evaluation
+            else:
+                evaluation = self.evaluation(job, refs, gpu)
             evaluation.before_clock = ahead.wait if ahead is not None else None
             return evaluation.evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate

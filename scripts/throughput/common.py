@@ -4,6 +4,7 @@ subprocess in a session of its own, killed as a whole (``multikernelbench.util.p
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,15 @@ PIPELINES = ("mkb", "kernelbench_style")
 EV = "KBEV "  # prefix of the KernelBench-style child's event lines (candidates may print anything)
 RESULT = "KBRESULT "  # prefix of an eval child's result line
 INCLUDE = "#include <torch/extension.h>"
+#: One line of mkb's ``--trace``: ``HH:MM:SS +  12.3s <task id> [<code hash>]: <what>``.
+_TRACE = re.compile(r"^\S+ \+\s*([0-9.]+)s (.+? \[[0-9a-f]+\]): (.*)$")
+
+
+def trace_line(line: str) -> tuple[float, str, str] | None:
+    """(seconds since the run started, the candidate's label, what happened), or None for another kind of line
+    (the runner's and the warmer's own lines name no candidate)."""
+    m = _TRACE.match(line)
+    return (float(m.group(1)), m.group(2), m.group(3)) if m else None
 
 class Interrupted(Exception):
     """SIGTERM/SIGINT in the main process (e.g. an outer `timeout`): kill the running pipeline, write what is there."""

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
-_T = re.compile(r"\+\s*([\d.]+)s")
-_WHO = re.compile(r"\[(\w+)\]")
+if __package__:
+    from .common import trace_line
+else:  # run as a script: the package's parent folder (scripts/) on the path, as throughput_bench.py has it
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from throughput.common import trace_line
 
 
 def lane_summary(mkb: dict, at: float) -> dict:
@@ -27,16 +29,16 @@ def lane_summary(mkb: dict, at: float) -> dict:
     start: dict[str, float] = {}
     end: dict[str, float] = {}
     for line in mkb.get("trace_events") or []:
-        t, who = _T.search(line), _WHO.search(line)
-        if t is None or who is None:
+        parsed = trace_line(line)
+        if parsed is None:
             continue
-        at_s, h = float(t.group(1)), who.group(1)
-        if "build end" in line and line.rstrip().endswith(": ok"):
-            build_end[h] = at_s
-        elif "device stage start" in line:
-            start[h] = at_s
-        elif "end_workers end" in line:
-            end[h] = at_s
+        at_s, who, what = parsed
+        if what.startswith("build end") and what.rstrip().endswith(": ok"):
+            build_end[who] = at_s
+        elif what.startswith("device stage start"):
+            start[who] = at_s
+        elif what.startswith("end_workers end"):
+            end[who] = at_s
     busy = idle = 0.0
     last = None
     for h, t0 in sorted(start.items(), key=lambda kv: kv[1]):

@@ -10,12 +10,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import last_line, log, rnd, run_streamed, tail
+from .common import last_line, log, rnd, run_streamed, tail, trace_line
 from .host import _cmd_out
 from .summary import summarize
-
-_TRACE = re.compile(r"^\S+ \+\s*([0-9.]+)s (.+? \[[0-9a-f]+\]): (.*)$")
-
 
 def parse_trace(path: Path) -> dict[str, dict]:
     """label -> {'device_start', 'last'} in the trace's own clock (seconds since the run started)."""
@@ -25,10 +22,10 @@ def parse_trace(path: Path) -> dict[str, dict]:
     except OSError:
         return out
     for line in lines:
-        m = _TRACE.match(line)
-        if not m:
+        parsed = trace_line(line)
+        if parsed is None:
             continue
-        t, who, what = float(m.group(1)), m.group(2), m.group(3)
+        t, who, what = parsed
         rec = out.setdefault(who, {"device_start": None, "last": None, "build_end": None, "build_s": None})
         if "build end" in what:
             rec["build_end"] = t
