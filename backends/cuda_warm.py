@@ -219,7 +219,7 @@ class PchWarmer:
         sets (the analyses and host prefixes; default: ``variants``), each in the order they are made."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "multikernelbench.backends.cuda_warm", "--warm-pch", str(self.pch_root),
+        cmd = [sys.executable, "-m", "multikernelbench.backends.warm_jobs", "--warm-pch", str(self.pch_root),
                "--variants", json.dumps([list(v) for v in variants]),
                "--cuda-variants", json.dumps([list(v) for v in (variants if cuda_variants is None else cuda_variants)])]
         if not with_cuda:
@@ -243,11 +243,12 @@ class PchWarmer:
             warm_wait.mark(folder, self.proc.pid)
         #: The log's text once :meth:`stop` has read it (a run's trace shows what the warmer did, and when).
         self.log_text = ""
+        self._seen = 0  # characters of the log already returned by new_events
 
-    def timeline(self) -> list[tuple[float, str]]:
-        """(wall time, what) for each timed line of the log read by :meth:`stop`."""
+    @staticmethod
+    def _events(text: str) -> list[tuple[float, str]]:
         out: list[tuple[float, str]] = []
-        for line in self.log_text.splitlines():
+        for line in text.splitlines():
             try:
                 row = json.loads(line)
             except ValueError:
@@ -256,6 +257,26 @@ class PchWarmer:
                 what = json.dumps({k: v for k, v in row.items() if k != "t"})
                 out.append((float(row["t"]), what[:600]))
         return out
+
+    def timeline(self) -> list[tuple[float, str]]:
+        """(wall time, what) for each timed line of the log read by :meth:`stop`."""
+        return self._events(self.log_text)
+
+    def new_events(self) -> list[tuple[float, str]]:
+        """The timed lines written since the last call (complete lines only), from the live log or, once
+        :meth:`stop` has removed it, from the text it read: a run's trace shows the warmer's steps as they
+        happen, so a run cut short (a benchmark's cap) still says when each product came."""
+        text = self.log_text
+        if not text:
+            try:
+                text = self.log_path.read_text(errors="replace")
+            except OSError:
+                return []
+        end = text.rfind("\n") + 1
+        if end <= self._seen:
+            return []
+        chunk, self._seen = text[self._seen:end], end
+        return self._events(chunk)
 
     def wait(self, timeout: float | None = None) -> int | None:
         try:
@@ -291,63 +312,3 @@ class PchWarmer:
         failed = not killed and (self.proc.returncode != 0 or '"failed"' in text or '"error"' in text)
         if not failed:
             self.log_path.unlink(missing_ok=True)
-
-
-def _say(**fields: Any) -> None:
-    """One line of the warmer's log (JSON, with the wall time: the parent's trace places it on the run's clock)."""
-    print(json.dumps({**fields, "t": round(time.time(), 3)}), flush=True)
-
-
-if __name__ == "__main__":  # the warmer process started by PchWarmer
-    import argparse
-
-    _say(event="started")
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--warm-pch", required=True, help="PCH root folder")
-    ap.add_argument("--variants", default=None, help="JSON list of extra_cflags lists")
-    ap.add_argument("--cpu", action="store_true", help="C++-only extensions (no CUDA include paths)")
-    ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
-    ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
-    ap.add_argument("--cuda-variants", default=None, help="JSON list of extra_cuda_cflags lists (default: --variants)")
-    ap.add_argument("--side-by-side", action="store_true",
-                    help="make the analyses, host prefixes and PCH at once (a host with cores to spare)")
-    a = ap.parse_args()
-    variants = tuple(tuple(v) for v in json.loads(a.variants)) if a.variants else WARM_VARIANTS
-    cuda_variants = tuple(tuple(v) for v in json.loads(a.cuda_variants)) if a.cuda_variants else variants
-    # Every flag set first (asking torch's loader patches it process-wide), then the products side by side:
-    # builds wait on each of them (the analyses before a .cu starts, main.cpp's PCH, the host prefix at the
-    # end of a .cu), and one after another the PCH came ~30 s into a run, after the first builds had given up
-    # waiting for it (H200, 2026-12-02: those builds took 43-48 CPU-s, later ones 30-37).
-    # On a small host (a niced warmer, --side-by-side off) the analyses still come first and the PCH after
-    # them, beside the host prefixes: three jobs at once on 2 cores only made each of them later.
-    import threading
-
-    def _job(name: str, folder: Path, make) -> None:
-        try:
-            _say(**{name: make()})
-        except Exception as exc:  # noqa: BLE001 - reported; the builds go on without it
-            _say(**{name: [{"state": "error", "error": repr(exc)[:500]}]})
-        finally:
-            warm_wait.unmark(folder)
-
-    texts = ninja_texts(variants, with_cuda=not a.cpu)
-    pch = ("pch", Path(a.warm_pch), lambda: warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait,
-                                                     texts=texts))
-    lanes = [[pch]]  # each lane's jobs one after another, the lanes side by side
-    if a.light:
-        try:
-            sets = host_pch_flags(cuda_variants)
-        except Exception as exc:  # noqa: BLE001
-            _say(host_pch=[{"state": "error", "error": repr(exc)[:500]}])
-            sets = []
-        light_root = light_root_of(a.warm_pch)
-        host = ("host_pch", light_root / "host", lambda: warm_host_pch(light_root, sets))
-        light = ("light", light_root / "analysis", lambda: warm_light(light_root, flag_sets=sets))
-        lanes = [[host], [light], [pch]] if a.side_by_side else [[host], [light, pch]]
-    threads = [threading.Thread(target=lambda lane=lane: [_job(*job) for job in lane], name=f"warm-{i}")
-               for i, lane in enumerate(lanes)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()

@@ -37,7 +37,7 @@ from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 from multikernelbench.engine.outcomes import Outcome, record
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
-from multikernelbench.engine.trace import Trace
+from multikernelbench.engine.trace import HelperLog, Trace
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
@@ -137,6 +137,7 @@ class Runner:
                        + (f" ({age:.1f} s after the process started)" if age is not None else ""))
             warmer = None if self.config.reference_only else self.backend.prepare_builds(
                 Path(self.config.build_root), [job.cand.source for job in todo])
+            warmer_log = HelperLog(warmer, self.trace, "warmer")
             try:
                 self.trace("runner", "starting the zygote")
                 self.zygote = self._start_zygote()
@@ -148,8 +149,7 @@ class Runner:
             finally:
                 if warmer is not None:
                     warmer.stop()
-                    for at, what in getattr(warmer, "timeline", lambda: [])():
-                        self.trace("warmer", what, at=at)
+                warmer_log.close()
                 if self.zygote is not None:
                     self.zygote.close()
         return [results[i] for i in range(len(candidates))]

@@ -33,3 +33,33 @@ class Trace:
         line = f"{stamp} +{rel:8.1f}s {who}: {what}\n"
         with self._lock, self.path.open("a") as fh:
             fh.write(line)
+
+
+class HelperLog:
+    """Copies a helper process's timed lines (``new_events()``: (wall time, what) pairs, e.g. the CUDA warmer's
+    log) into the trace while the run goes on, every ``every_s``; :meth:`close` takes the rest. Live, not at
+    the end: a run cut by a benchmark's cap is the one whose trace must say when the helper's products came."""
+
+    def __init__(self, helper, trace: Trace, who: str, every_s: float = 0.5) -> None:
+        self.helper, self.trace, self.who, self.every_s = helper, trace, who, every_s
+        self._stop = threading.Event()
+        self._thread = None
+        if trace.path is not None and callable(getattr(helper, "new_events", None)):
+            self._thread = threading.Thread(target=self._follow, name=f"trace-{who}", daemon=True)
+            self._thread.start()
+
+    def _copy(self) -> None:
+        for at, what in self.helper.new_events():
+            self.trace(self.who, what, at=at)
+
+    def _follow(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._copy()
+
+    def close(self) -> None:
+        """After the helper has stopped (its last lines are read then)."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._copy()
