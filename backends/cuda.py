@@ -106,12 +106,11 @@ class CudaBackend(Backend):
         return Availability(True)
 
     #: Cores one build is taken to keep busy before any is measured; the engine's build gate
-    #: (engine/build_gate.py) replaces it with measured CPU use. A build alone keeps ~2 busy (nvcc's host and
-    #: device halves side by side), but the first wave of a run waits ~15 s for the warmer's PCH and analyses
-    #: and measured 1.4 cores, the builds after it 1.0-1.3 (H200 profile, 2026-12-02). At 2.0 the first wave
-    #: was 8 builds on 16 cores, ~9 cores busy for its 37 s, and the lane then sat idle for 21 s waiting for
-    #: the second (2026-12-03); at 1.0 it is one build per core.
-    build_cores_estimate = 1.0
+    #: (engine/build_gate.py) replaces it with measured CPU use, crowding taken out. A build alone keeps ~2 busy
+    #: (nvcc's host and device halves side by side; 2.04 measured five at a time on the H200, 2026-12-02). 1.0
+    #: (2026-12-03) made the first wave one build per core: 16 builds each at half speed, the first result at
+    #: 51-77 s and the lane idle while the second wave built.
+    build_cores_estimate = 2.0
 
     def default_compile_workers(self) -> int:
         """The build pool's size: one thread per core; how many of them build at once is the build gate's

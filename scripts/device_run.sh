@@ -108,15 +108,17 @@ PY
     # Issue #28, one call (~9 min): tp_cold tp_per_build tp_warm. TP_N candidates (default 36) from an empty build
     # cache; five candidates built light / builder / stock (reusing tp_cold's PCH); the same TP_N candidates with
     # every build cached (same --mkb-build-root). Budgets (s): TP_COLD_S 240, TP_PB_S 330 (stock needs > 60 s of it at 5 builds at once), TP_WARM_S 115.
-    # tp_cold_old: the same with mkb's settings before 2026-12-03 (no worker prefetch, the build gate's first wave
-    # at 2 cores per build), for an A/B in one call: tp_cold tp_cold_old tp_cold. TP_MKB_ARGS: more mkb eval options.
+    # tp_cold_old: the same with one build per core throughout (--compile-workers = the cores: what the build gate
+    # settled at before it took crowding out, 2026-12-03 evening), for an A/B in one call: tp_cold tp_cold_old
+    # tp_cold. TP_MKB_ARGS: more mkb eval options. Each run's build profile (cores and crowding per build) is kept.
     tp_cold|tp_cold_old) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       MA="$TP_MKB_ARGS"; F=throughput_cold; L=tp_cold
-      [ $step = tp_cold_old ] && { MA="--no-worker-prefetch --build-cores-estimate 2 $TP_MKB_ARGS"; F=throughput_cold_old; L=tp_cold_old; }
+      [ $step = tp_cold_old ] && { MA="--compile-workers $(nproc) $TP_MKB_ARGS"; F=throughput_cold_old; L=tp_cold_old; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
-        --mkb-build-root /tmp/mkb_tp_build --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" > $R/$L${n}.log 2>&1; tail -8 $R/$L${n}.log ;;
+        --mkb-build-root /tmp/mkb_tp_build --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" > $R/$L${n}.log 2>&1; tail -8 $R/$L${n}.log
+      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/$F${n}_build_profile.json 2>/dev/null ;;
     tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_warm_h200.json > $R/tp_warm.log 2>&1; tail -6 $R/tp_warm.log

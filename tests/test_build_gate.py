@@ -24,11 +24,40 @@ def test_cores_per_build_ignores_cache_hits_and_instant_failures():
     assert bg.cores_per_build([bg.BuildSample(0.1, 0.05)]) is None
 
 
+def test_a_crowded_build_counts_the_cores_it_would_have_used():
+    """16 builds on 16 cores, two threads each: each measures one core (CPU over wall) while 32 threads were
+    runnable. Taken at face value the limit stays 16 and every build runs at half speed; with the crowding
+    out, two cores per build and a limit of 8."""
+    crowded = [bg.BuildSample(cpu_s=35.0, wall_s=35.0, crowding=2.0) for _ in range(4)]
+    assert bg.cores_per_build(crowded) == 2.0 and bg.workers_for(16, 2.0) == 8
+    assert bg.BuildSample(10.0, 20.0, crowding=0.4).cores == 0.5  # an idle host says nothing more
+
+
+def test_the_run_queue_sees_threads_waiting_for_a_core(tmp_path):
+    """Real CPU burners, three per core, beside a gate holding one build: the crowding it reports for that
+    build is well above one (a quiet host reads ~1)."""
+    cores = os.cpu_count() or 1
+    gate = bg.BuildGate(cores=cores, estimate=1.0, profile_dir=None)
+    burn = "import time\nt = time.time()\nwhile time.time() - t < 2.0: pass"
+    with gate:
+        mark = gate.queue.mark()
+        burners = [subprocess.Popen([sys.executable, "-c", burn]) for _ in range(3 * cores)]
+        for proc in burners:
+            proc.wait(timeout=60)
+        crowding = gate.crowding(mark)
+    assert crowding >= 1.8, crowding
+    assert gate.queue.mean_since(gate.queue.mark()) is None  # no span yet: no figure
+
+
 def test_profile_round_trip_keeps_the_recent_builds(tmp_path):
     for i in range(bg.KEEP + 5):
         bg.record(tmp_path, bg.BuildSample(2.0 * (i + 1), i + 1.0))
     rows = bg.read_profile(tmp_path)
     assert len(rows) == bg.KEEP and rows[-1] == bg.BuildSample(2.0 * (bg.KEEP + 5), bg.KEEP + 5.0)
+    bg.record(tmp_path, bg.BuildSample(30.0, 20.0, crowding=1.5))
+    assert bg.read_profile(tmp_path)[-1] == bg.BuildSample(30.0, 20.0, 1.5)
+    (tmp_path / bg.PROFILE).write_text('[{"cpu_s": 3.0, "wall_s": 2.0}]')  # written before crowding was kept
+    assert bg.read_profile(tmp_path) == [bg.BuildSample(3.0, 2.0, 1.0)]
     (tmp_path / bg.PROFILE).write_text("{not json")
     assert bg.read_profile(tmp_path) == []  # a broken profile is no profile
 

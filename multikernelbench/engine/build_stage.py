@@ -97,6 +97,7 @@ class BuildStage:
         ac = self.config.anticheat
         who = trace_label(task.id, cand.code_hash)
         t0 = time.perf_counter()
+        queue_mark = self.gate.queue.mark() if self.gate is not None else None
         self.trace(who, "build start")
         outcome = BuildOutcome(True)
         session = None
@@ -130,6 +131,6 @@ class BuildStage:
                         f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")
         if outcome.ok:
             write_marker(build_dir, seconds)
-            if cpu_s is not None and self.gate is not None:
-                self.gate.add(BuildSample(cpu_s, seconds))
+            if cpu_s is not None and self.gate is not None and queue_mark is not None:
+                self.gate.add(BuildSample(cpu_s, seconds, self.gate.crowding(queue_mark)))
         return outcome
