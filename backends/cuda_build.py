@@ -60,9 +60,12 @@ from multikernelbench.util.filelock import file_lock
 RECIPE_VERSION = "mkb-cuda-build-4"  # 4: module id from the flags, precompiled host prefix
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 _PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
-#: How long a build's main.cpp compile waits for a PCH the warmer is making right now (the .cu beside it
-#: takes ~20-25 s on the H200, so a wait within that costs the build nothing).
-PCH_WAIT_S = 30.0
+#: How long a build's main.cpp compile waits for a PCH the warmer is making right now. Making the PCH takes
+#: longer than compiling main.cpp without it (dev host, alone: 26.9 s against 14.8 s; with it 5.8 s; the H200's
+#: took 37.5 s beside a run's first builds), so only a PCH that is nearly done is worth waiting for. At 30 s the
+#: first builds of a run waited for one that came at +42 s and main.cpp, not the .cu, decided when the first
+#: result came (H200, 2026-12-03); at 10 s they compile without it and the .cu decides again.
+PCH_WAIT_S = 10.0
 
 
 def _ninja_vars(text: str) -> dict[str, str]:
