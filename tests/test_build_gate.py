@@ -161,3 +161,32 @@ def test_engine_records_each_builds_cpu_from_the_compile_worker(tmp_path, suite)
     assert result.status.value == "correct", result.message
     [sample] = bg.read_profile(tmp_path / "cpu")
     assert sample.wall_s >= 1.0 and sample.cpu_s >= 1.1, sample
+
+
+def test_builds_that_enter_beside_others_run_nicer(tmp_path, suite):
+    """A real run (cpu backend, the gate on, two builds at once on this host): each candidate's module, run by
+    its compile worker, notes that worker's nice. The build that entered first runs at the engine's priority,
+    the one that entered beside it one step nicer, so under a full host the first one finishes first."""
+    from multikernelbench.engine.runner import evaluate_candidates
+    from tests.test_engine_python import RELU, cand, quick_config
+
+    def body(tag: str) -> str:
+        return f"""
+        import os, time
+        try:  # the compile worker notes its nice (the device worker's load may not write here)
+            with open(os.path.join(os.path.dirname(__file__), "mkb_nice.txt"), "a") as fh:
+                fh.write(f"{{os.nice(0)}}\\n")
+        except OSError:
+            pass
+        time.sleep(2.0)  # {tag}: both builds run at once
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.clamp_min(x, 0.0)
+        """
+    cfg = quick_config(tmp_path, 5, backend="cpu", run_timeout_s=60.0, skip_timing=True, compile_workers=0)
+    cfg.build_cores_estimate = 0.5  # two at once (CI has two cores)
+    results = evaluate_candidates([suite[RELU]], [cand(body("a"), label="a"), cand(body("b"), label="b")], cfg)
+    assert [r.status.value for r in results] == ["correct", "correct"], [r.message for r in results]
+    firsts = sorted(int(f.read_text().split()[0]) for f in (tmp_path / "cpu").glob("*/mkb_nice.txt"))
+    assert firsts == [0, 1], firsts

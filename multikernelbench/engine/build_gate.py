@@ -179,11 +179,23 @@ class BuildGate:
         per_build = cores_per_build(self.samples) or cores_per_build(self.earlier) or self.estimate
         return workers_for(self.cores, per_build)
 
-    def __enter__(self) -> "BuildGate":
+    def admit(self) -> int:
+        """Wait for a slot and take it; returns the build's rank: how many builds were running as it entered
+        (the build stage nices a build by it, so that earlier builds finish first: see BuildStage)."""
         with self.cond:
             self.cond.wait_for(lambda: self.running < self.limit())
+            rank = self.running
             self.running += 1
         self.queue.ensure_running()
+        return rank
+
+    def release(self) -> None:
+        with self.cond:
+            self.running -= 1
+            self.cond.notify_all()
+
+    def __enter__(self) -> "BuildGate":
+        self.admit()
         return self
 
     def crowding(self, mark: tuple[float, float]) -> float:
@@ -193,9 +205,7 @@ class BuildGate:
         return max(1.0, mean / self.cores) if mean is not None else 1.0
 
     def __exit__(self, *exc) -> None:
-        with self.cond:
-            self.running -= 1
-            self.cond.notify_all()
+        self.release()
 
     def add(self, sample: BuildSample) -> None:
         """A finished build: into this run's samples (the limit follows at once) and the build root's profile."""

@@ -100,6 +100,25 @@ class Runner:
         if unknown:
             raise KeyError(f"candidates name unknown task ids: {unknown}")
         avail = self.backend.availability()
+        # The warmer before anything slow (the device's name starts CUDA here, nvcc is asked its version, the
+        # store is read): what it makes (light-header analyses, host prefixes, PCH) is what the first builds
+        # wait for. It warms for every candidate's flags; one the store answers only costs the warmer a scan,
+        # and a run with nothing left to evaluate stops it at once.
+        sources = [c.source for c in candidates if c.source.strip()]
+        warmer = self.backend.prepare_builds(Path(self.config.build_root), sources) \
+            if avail.ok and sources and not self.config.reference_only else None
+        age = process_age_s()
+        if warmer is not None:
+            self.trace("runner", "warmer started" + (f" ({age:.1f} s after the process started)" if age else ""))
+        warmer_log = HelperLog(warmer, self.trace, "warmer")
+        try:
+            return self._evaluate_all(by_id, candidates, avail, warmer)
+        finally:
+            if warmer is not None:
+                warmer.stop()  # before the log is closed: its last lines are read as it stops
+            warmer_log.close()
+
+    def _evaluate_all(self, by_id: dict[str, Task], candidates: list[Candidate], avail, warmer) -> list[EvalResult]:
         self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"
         self.versions = self.backend.versions()
         results: dict[int, EvalResult] = {}
@@ -130,16 +149,10 @@ class Runner:
         for i in sorted(results):
             self._emit(results[i], candidates[i])
         if todo:
-            # The warmer first: what it makes (light-header analyses, PCH) is what the first builds wait for,
-            # and the zygote's start-up (~7 s on the H200) is time it can use.
             age = process_age_s()
-            self.trace("runner", f"{len(todo)} to evaluate: preparing builds"
+            self.trace("runner", f"{len(todo)} to evaluate: starting the zygote"
                        + (f" ({age:.1f} s after the process started)" if age is not None else ""))
-            warmer = None if self.config.reference_only else self.backend.prepare_builds(
-                Path(self.config.build_root), [job.cand.source for job in todo])
-            warmer_log = HelperLog(warmer, self.trace, "warmer")
             try:
-                self.trace("runner", "starting the zygote")
                 self.zygote = self._start_zygote()
                 self.trace("runner", "zygote ready" if self.zygote is not None else "no zygote")
                 with Progress(enabled=self.show_progress) as bar:
@@ -147,9 +160,6 @@ class Runner:
                     bar.add("evaluate", len(todo))
                     self._pipeline(todo, results, bar, warmer)
             finally:
-                if warmer is not None:
-                    warmer.stop()
-                warmer_log.close()
                 if self.zygote is not None:
                     self.zygote.close()
         return [results[i] for i in range(len(candidates))]
