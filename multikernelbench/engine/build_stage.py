@@ -99,10 +99,11 @@ class BuildStage:
     def _nice(self, rank: int) -> int | None:
         """The compile worker's nice: on device backends builds run beside the device stage, so at least
         ``build_nice``; with the build gate, one more per build already running as this one entered (up to 19).
-        Under a full host the earlier builds then finish at near their alone speed and the lane gets its first
+        The aim: under a full host the earlier builds finish near their alone speed and the lane gets its first
         candidates early and one after another; at one nice for all, a run's first wave of 8 shared the cores
         evenly and ended within 15 s of each other at +52-66 s, and the lane sat idle 12.6 s for the next wave
-        (H200, 2026-12-03). Nice only orders builds against each other; a build cannot undo it."""
+        (H200, 2026-12-03; the runs with this rank were on a slower machine and not set against runs without it,
+        so its effect is not measured yet). Nice only orders builds against each other; a build cannot undo it."""
         base = self.config.build_nice if self.backend.device_type != "cpu" else 0
         return min(19, base + rank) if (base or rank) else None
 
