@@ -109,7 +109,7 @@ PY
     # cache; five candidates built light / builder / stock (reusing tp_cold's PCH); the same TP_N candidates with
     # every build cached (same --mkb-build-root). Budgets (s): TP_COLD_S 240, TP_PB_S 330 (stock needs > 60 s of it at 5 builds at once), TP_WARM_S 115.
     # tp_cold_old: the same with one build per core throughout (--compile-workers = the cores: what the build gate
-    # settled at before it took crowding out, 2026-12-03 evening), for an A/B in one call: tp_cold tp_cold_old
+    # settled at before it took crowding out in 2c01af9), for an A/B in one call: tp_cold tp_cold_old
     # tp_cold. TP_MKB_ARGS: more mkb eval options. Each run's build profile (cores and crowding per build) is kept.
     tp_cold|tp_cold_old) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       MA="$TP_MKB_ARGS"; F=throughput_cold; L=tp_cold

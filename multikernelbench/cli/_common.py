@@ -26,6 +26,9 @@ def add_engine_options(p) -> None:
     p.add_argument("--build-cores-estimate", type=float, default=0.0, metavar="CORES",
                    help="cores one build is taken to keep busy until builds are measured (the gate's first wave; "
                         "default 0 = the backend's own figure)")
+    p.add_argument("--no-build-rank-nice", action="store_true",
+                   help="run every build at the same nice instead of one step nicer per build already running "
+                        "as it enters (engine/build_stage.py)")
     p.add_argument("--no-worker-prefetch", action="store_true",
                    help="start each candidate's device worker in its own turn, not while the one before is "
                         "checked (engine/prefetch.py)")
@@ -60,6 +63,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
         timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
     cfg.build_cores_estimate = getattr(args, "build_cores_estimate", 0.0) or 0.0
     cfg.prefetch_workers = not getattr(args, "no_worker_prefetch", False)
+    cfg.build_rank_nice = not getattr(args, "no_build_rank_nice", False)
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     if getattr(args, "gpus", None):
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())

@@ -105,7 +105,8 @@ class BuildStage:
         (H200, 2026-12-03; the runs with this rank were on a slower machine and not set against runs without it,
         so its effect is not measured yet). Nice only orders builds against each other; a build cannot undo it."""
         base = self.config.build_nice if self.backend.device_type != "cpu" else 0
-        return min(19, base + rank) if (base or rank) else None
+        step = rank if self.config.build_rank_nice else 0
+        return min(19, base + step) if (base or step) else None
 
     def _build(self, task: Task, cand: Candidate, build_dir: Path, rank: int = 0) -> BuildOutcome:
         ac = self.config.anticheat

@@ -42,6 +42,9 @@ class EngineConfig:
     #: Cores one build is taken to keep busy before any build is measured (the build gate's first wave);
     #: 0 = the backend's ``build_cores_estimate``.
     build_cores_estimate: float = 0.0
+    #: Builds admitted beside others run one nice step lower per build already running (BuildStage._nice);
+    #: False: all at ``build_nice`` (an A/B of the ordering).
+    build_rank_nice: bool = True
     #: Device lanes for backends that do not run on a GPU (CPU, interpreters). Parallel CPU lanes share the
     #: cores, so they only suit correctness-only runs (the suite self-check); timing wants 1.
     device_workers: int = 1
