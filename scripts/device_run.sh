@@ -111,9 +111,11 @@ PY
     # tp_cold_old: the same with one build per core throughout (--compile-workers = the cores: what the build gate
     # settled at before it took crowding out in 2c01af9), for an A/B in one call: tp_cold tp_cold_old
     # tp_cold. TP_MKB_ARGS: more mkb eval options. Each run's build profile (cores and crowding per build) is kept.
-    tp_cold|tp_cold_old) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
+    # tp_cold_flat: the same with every build at one nice (--no-build-rank-nice), for an A/B of the rank nice.
+    tp_cold|tp_cold_old|tp_cold_flat) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       MA="$TP_MKB_ARGS"; F=throughput_cold; L=tp_cold
       [ $step = tp_cold_old ] && { MA="--compile-workers $(nproc) $TP_MKB_ARGS"; F=throughput_cold_old; L=tp_cold_old; }
+      [ $step = tp_cold_flat ] && { MA="--no-build-rank-nice $TP_MKB_ARGS"; F=throughput_cold_flat; L=tp_cold_flat; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
