@@ -258,10 +258,6 @@ class PchWarmer:
                 out.append((float(row["t"]), what[:600]))
         return out
 
-    def timeline(self) -> list[tuple[float, str]]:
-        """(wall time, what) for each timed line of the log read by :meth:`stop`."""
-        return self._events(self.log_text)
-
     def new_events(self) -> list[tuple[float, str]]:
         """The timed lines written since the last call (complete lines only), from the live log or, once
         :meth:`stop` has removed it, from the text it read: a run's trace shows the warmer's steps as they

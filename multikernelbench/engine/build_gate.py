@@ -198,14 +198,14 @@ class BuildGate:
         self.admit()
         return self
 
+    def __exit__(self, *exc) -> None:
+        self.release()
+
     def crowding(self, mark: tuple[float, float]) -> float:
         """Runnable threads per core since ``mark`` (a :meth:`RunQueue.mark` taken as the build started), at
         least 1; 1 where it cannot be told."""
         mean = self.queue.mean_since(mark)
         return max(1.0, mean / self.cores) if mean is not None else 1.0
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
     def add(self, sample: BuildSample) -> None:
         """A finished build: into this run's samples (the limit follows at once) and the build root's profile."""

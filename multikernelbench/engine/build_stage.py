@@ -124,7 +124,7 @@ class BuildStage:
             limits = worker_limits(self.config, self.backend)
             nice = self._nice(rank)
             if nice is not None:
-                limits = dataclasses.replace(limits, nice=max(nice, limits.nice or 0))
+                limits = dataclasses.replace(limits, nice=max(nice, limits.nice))
             session = WorkerSession("compile", self.backend.worker_env(build_dir), limits, setup, zygote=self.zygote,
                                     anticheat=ac, trace=None, who=who)
             reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling",

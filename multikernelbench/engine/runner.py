@@ -46,6 +46,12 @@ from multikernelbench.util.procs import process_age_s
 ALLOW_ENV = "MKB_ALLOW_CODE_EXECUTION"
 
 
+def _since_start() -> str:
+    """The "(N s after the process started)" suffix of a trace line; empty where the age cannot be read."""
+    age = process_age_s()
+    return f" ({age:.1f} s after the process started)" if age is not None else ""
+
+
 class CodeExecutionNotAllowed(RuntimeError):
     pass
 
@@ -107,9 +113,8 @@ class Runner:
         sources = [c.source for c in candidates if c.source.strip()]
         warmer = self.backend.prepare_builds(Path(self.config.build_root), sources) \
             if avail.ok and sources and not self.config.reference_only else None
-        age = process_age_s()
         if warmer is not None:
-            self.trace("runner", "warmer started" + (f" ({age:.1f} s after the process started)" if age else ""))
+            self.trace("runner", "warmer started" + _since_start())
         warmer_log = HelperLog(warmer, self.trace, "warmer")
         try:
             return self._evaluate_all(by_id, candidates, avail, warmer)
@@ -149,9 +154,7 @@ class Runner:
         for i in sorted(results):
             self._emit(results[i], candidates[i])
         if todo:
-            age = process_age_s()
-            self.trace("runner", f"{len(todo)} to evaluate: starting the zygote"
-                       + (f" ({age:.1f} s after the process started)" if age is not None else ""))
+            self.trace("runner", f"{len(todo)} to evaluate: starting the zygote" + _since_start())
             try:
                 self.zygote = self._start_zygote()
                 self.trace("runner", "zygote ready" if self.zygote is not None else "no zygote")
