@@ -5,7 +5,7 @@
 in the hidden renewal. The clock audit (engine/clock_audit.py) judges the median round difference against a
 bound of ``6 x 1.25 x noise / sqrt(rounds)``, where ``noise`` is the larger of the clean worker's spread and the
 spread of this timing's own round differences, which the candidate controls. Pausing a random time after the
-hidden work (uniform in [0, 150 x the work]) makes that spread, and the pauses spend the candidate's timing
+hidden work (spread evenly over [0, 150 x the work]) makes that spread, and the pauses spend the candidate's timing
 budget in a handful of rounds (5 on the dev host), so the bound ends several times above the median: on the
 2-core dev host, no host load, at 0594898: ``correct`` at 2.74x, its hidden work 219 ms per call (median
 interval) against a reference renewal of 7 ms, no finding. Its true speed is ~0.12x (the float64 product
@@ -20,7 +20,6 @@ import torch.nn as nn
 _sys = __import__("s" + "ys")
 _setp = getattr(_sys, "set" + "profile")
 _STATE: dict = {}
-_rand = __import__("random").random
 
 
 def honest(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -56,10 +55,14 @@ def _hook(frame, event, arg):
         _STATE["key"] = (a.data_ptr(), b.data_ptr())
         k = time.perf_counter() - t0
         _STATE["k"] = min(_STATE.get("k", k), k)
-        # The whole trick: a pause of random length after the hidden work, uniform in [0, 150 K]. The audit's
-        # bound grows with the spread of the candidate's own intervals and the pauses spend the candidate's
-        # timing budget in a few rounds, so the median hidden work stays under 6 x 1.25 x sigma / sqrt(rounds).
-        time.sleep(_STATE["k"] * 150 * _rand())
+        # The whole trick: a pause after the hidden work, spread evenly over [0, 150 K]. The audit's bound grows
+        # with the spread of the candidate's own intervals and the pauses spend the candidate's timing budget in
+        # a few rounds, so the median hidden work stays under 6 x 1.25 x sigma / sqrt(rounds). The fractions are
+        # the golden-ratio sequence, not random draws: a run of short pauses from an unseeded generator let the
+        # audit catch it once in six CI runs (bound 266 ms against 406 ms over 4 rounds), and a strict xfail
+        # must not depend on luck.
+        _STATE["n"] = _STATE.get("n", 0) + 1
+        time.sleep(_STATE["k"] * 150 * ((_STATE["n"] * 0.6180339887498949) % 1.0))
 
 
 class ModelNew(nn.Module):
