@@ -17,8 +17,15 @@ For one ``nvcc -c X.cu``:
 3. If that compile fails, or a hazard was found, or anything in 1-2 goes wrong, the unchanged command runs:
    the stock build, with stock's messages and exit status. The light attempt's messages are not shown.
 
+When the analysis is not there yet (a run's first builds start before the warmer has made it: ~8 s of
+waiting on each of their critical paths on the H200), the light compile starts at once, beside the wait, once
+the source alone shows no hazard (pybind11, unqualified lookup); if the analysis then finds one, the light
+compile is stopped (its process group; the split driver stops its chains on SIGTERM) and stock runs, as in
+3. The light object is used only when the analysis, made before it is used, finds no hazard: the same rule
+as when the analysis came first.
+
 ``--report`` receives one JSON line per compile: ``{"source", "path": "light"|"stock", "why", "light_s",
-"stock_s"}``. Anything this driver does not recognise (no ``-c``, not exactly one ``.cu``) runs unchanged.
+"stock_s", "speculative"}``. Anything this driver does not recognise (no ``-c``, not exactly one ``.cu``) runs unchanged.
 Standard library only (run as a script, like nvcc_split.py).
 """
 
@@ -28,6 +35,7 @@ import fcntl
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,6 +142,48 @@ def _report(path: Path | None, row: dict) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
+def analysis_ready(cmd: list[str], flags: list[str], cache: Path, shared: tuple[Path, ...] = ()) -> bool:
+    """The analysis for these flags exists already (a build that finds it does not start its light compile
+    before knowing the answer)."""
+    key = analysis_key(cmd, flags)
+    return any((folder / f"{key}.json").exists() for folder in (*shared, cache))
+
+
+class _LightCompile:
+    """The light compile, in a process group of its own so that :meth:`stop` reaches all its compilers (the
+    split driver's chains, in groups of their own, are stopped by its SIGTERM handler). Its messages go to
+    files, not pipes: nobody reads them while the analysis runs, and a full pipe would stall a compile that
+    prints much."""
+
+    def __init__(self, command: list[str], shim: Path) -> None:
+        self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
+        self.t0, self.seconds = time.perf_counter(), 0.0
+        self.proc = subprocess.Popen([*command, "-I", str(shim)], stdout=self.files[0], stderr=self.files[1],
+                                     process_group=0)
+
+    def finish(self) -> tuple[int, bytes, bytes]:
+        """Wait for it: its exit status, stdout and stderr."""
+        rc = self.proc.wait()
+        self.seconds = time.perf_counter() - self.t0
+        texts = []
+        for fh in self.files:
+            fh.seek(0)
+            texts.append(fh.read())
+            fh.close()
+        return rc, texts[0], texts[1]
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.finish()
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
@@ -158,25 +208,35 @@ def main(argv: list[str]) -> int:
         return stock()
     row: dict = {"source": sources[0], "path": "stock", "why": []}
     t0 = time.perf_counter()
+    light: _LightCompile | None = None
     try:
         write_shim(a.shim)
-        d = header_diff(cmd, analysis_flags(args), a.shim, a.cache, tuple(a.shared))
-        row["why"] = light_headers.light_hazards(Path(sources[0]).read_text(errors="replace"), d)
+        code = Path(sources[0]).read_text(errors="replace")
+        row["why"] = light_headers.light_hazards(code, light_headers.HeaderDiff())  # what the source alone says
+        if not row["why"]:
+            flags = analysis_flags(args)
+            if not analysis_ready(cmd, flags, a.cache, tuple(a.shared)):
+                light = _LightCompile(command, a.shim)  # beside the analysis: see the module docstring
+                row["speculative"] = True
+            d = header_diff(cmd, flags, a.shim, a.cache, tuple(a.shared))
+            row["why"] = light_headers.light_hazards(code, d)
     except Exception as exc:  # noqa: BLE001 - any surprise means the stock build, never a failed one
         row["why"] = [f"analysis failed: {exc!r}"[:300]]
     row["analysis_s"] = round(time.perf_counter() - t0, 3)
-    if not row["why"]:
-        t0 = time.perf_counter()
-        light = subprocess.run([*command, "-I", str(a.shim)], capture_output=True)
-        row["light_s"] = round(time.perf_counter() - t0, 3)
-        if light.returncode == 0:
-            sys.stdout.buffer.write(light.stdout)
-            sys.stderr.buffer.write(light.stderr)
+    if row["why"] and light is not None:
+        light.stop()  # ruled out after all: its compilers stop, the stock build starts
+    elif not row["why"]:
+        light = light or _LightCompile(command, a.shim)
+        rc, out, err = light.finish()
+        row["light_s"] = round(light.seconds, 3)
+        if rc == 0:
+            sys.stdout.buffer.write(out)
+            sys.stderr.buffer.write(err)
             row["path"] = "light"
             _report(a.report, row)
             return 0
-        err = light.stderr.decode(errors="replace") + light.stdout.decode(errors="replace")
-        first = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[-200:])
+        text = err.decode(errors="replace") + out.decode(errors="replace")
+        first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[-200:])
         row["why"] = [f"light compile failed: {first.strip()[:300]}"]
     t0 = time.perf_counter()
     rc = stock()

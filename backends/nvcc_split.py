@@ -172,10 +172,24 @@ def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None 
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
     # reaches it), so that a failed host half can stop the device half's compilers, not just its shell.
+    # SIGTERM stops both chains too (nvcc_light stops a light attempt that a late analysis rules out).
+    chains: list[subprocess.Popen] = []
+
+    def stop(signum, _frame):
+        for chain in chains:
+            try:
+                os.killpg(chain.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
     host = subprocess.Popen(["bash", "-c", _script(p.host)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, process_group=0)
+    chains.append(host)
     device = subprocess.Popen(["bash", "-c", _script(p.device)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, process_group=0)
+    chains.append(device)
     h_out, h_err = host.communicate()
     # Each chain's wall and CPU seconds (its reaped compilers' rusage), for the throughput benchmark's account
     # of where a build's time goes.

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.backends import light_headers as lh
-from multikernelbench.backends import nvcc_light
+from multikernelbench.backends import nvcc_light, nvcc_split
 from multikernelbench.backends.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja
 
 REPO = Path(__file__).resolve().parent.parent
@@ -209,6 +209,7 @@ def test_shipped_solution_takes_the_light_path(compiled):
     res, row, obj = compiled["light"]
     assert res.returncode == 0, res.stderr[-2000:]
     assert row["path"] == "light" and row["why"] == [] and obj.exists(), row
+    assert row.get("speculative") is True  # the first compile: its light attempt started beside the analysis
 
 
 @pytest.mark.slow
@@ -216,6 +217,7 @@ def test_cu_needing_the_frontend_falls_back_to_stock_in_the_same_call(compiled):
     res, row, obj = compiled["fallback"]
     assert res.returncode == 0 and obj.exists(), res.stderr[-2000:]
     assert row["path"] == "stock" and "light compile failed" in row["why"][0], row
+    assert "speculative" not in row  # the analysis was there: it came first, as before
     assert "error" not in res.stderr.lower()  # the failed light attempt's messages are not shown
 
 
@@ -293,3 +295,44 @@ def test_the_shim_written_from_several_threads_at_once(tmp_path):
             t.join()
         assert (folder / "torch" / "extension.h").read_text() == lh.SHIM_TEXT
     assert not errors, errors[:3]
+
+
+def _session_alive(sid: int) -> list[str]:
+    """Command names of the live processes in session ``sid`` (zombies left out)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # state ppid pgrp session ...
+        if int(fields[3]) == sid and fields[0] != "Z":
+            alive.append(text[text.index("(") + 1:text.rindex(")")])
+    return alive
+
+
+@pytest.mark.slow
+def test_a_light_compile_started_before_the_analysis_stops_when_it_finds_a_hazard(tmp_path, compiled):
+    """With no analysis yet, the light compile starts beside it (a run's first builds); the analysis then finds
+    a macro only the full header defines (the C++ frontend's; not one the source check alone catches, such as
+    pybind11's), so the light compile is stopped, every compiler of it (through the
+    split driver, whose chains run in process groups of their own), and the stock build decides: here the
+    ``#error`` its branch holds, while the light build would have compiled."""
+    work = compiled["light"][2].parent
+    cu = tmp_path / "hazard.cu"
+    cu.write_text(PRELUDE + RELU_LIKE + "#ifdef FORWARD_HAS_DEFAULT_ARGS\n#error mkb-stock-branch\n#endif\n")
+    report = tmp_path / "r.jsonl"
+    cmd = [sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache", str(tmp_path / "fresh"),
+           "--report", str(report), "--nvcc-words", "3", "--", sys.executable, nvcc_split.__file__, NVCC,
+           *_flags(work / "stub"), "-c", str(cu), "-o", str(tmp_path / "hazard.o")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=1800)
+        leftovers = _session_alive(proc.pid)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+    row = json.loads(report.read_text().splitlines()[-1])
+    assert row.get("speculative") is True and row["path"] == "stock", row
+    assert any("FORWARD_HAS_DEFAULT_ARGS" in w for w in row["why"]) and "light_s" not in row, row
+    assert proc.returncode != 0 and err.count("error: #error mkb-stock-branch") == 1, err[-2000:]
+    assert leftovers == [], leftovers  # the stopped light compile left no compiler running

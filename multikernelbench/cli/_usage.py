@@ -55,12 +55,13 @@ def check_backend(name: str) -> str:
     return name
 
 
-def select_tasks(categories: Sequence[str] | None = None, ids: Sequence[str] | None = None) -> list:
-    """The suite filtered by category and id, every name checked (an unknown one is a UsageError, never an
-    empty selection)."""
+def select_tasks(categories: Sequence[str] | None = None, ids: Sequence[str] | None = None,
+                 suite: list | None = None) -> list:
+    """The suite (``suite``: already loaded) filtered by category and id, every name checked (an unknown one is
+    a UsageError, never an empty selection)."""
     from multikernelbench.tasks import load_suite
 
-    suite = load_suite()
+    suite = load_suite() if suite is None else suite
     known_cats = sorted({t.category for t in suite})
     for cat in categories or ():
         if cat not in known_cats:

@@ -145,7 +145,7 @@ class RayRunner(Runner):
             return min(int(resources.get(k, 0) // v) for k, v in custom.items() if v > 0)
         return max(1, self.config.device_workers)
 
-    def _start_zygote(self):
+    def _start_zygote(self, wait: bool = True):
         return None  # the driver runs no worker: builds and lanes start their own
 
     # ------------------------------------------------------------------------------------------------

@@ -92,6 +92,7 @@ class Runner:
         self.seeds = SeedSource(config.seed)
         self.trace = Trace(config.trace_path)
         self.zygote = None
+        self._early_zygote = None  # started by prestart(), adopted by the run (or closed by discard_prestart)
         #: Per lane: reference forwards computed by its ReferenceService, and tasks whose references it still
         #: held at the end (tests check reuse and release with them).
         self.reference_counts: dict[str, int] = {}
@@ -100,6 +101,20 @@ class Runner:
         self.clean_refs = CleanReference()
 
     # ------------------------------------------------------------------------------------------------
+    def prestart(self) -> None:
+        """Start the zygote's imports now, beside the caller's own slow steps (``mkb eval`` loads the suite and
+        reads the candidates: ~5 s on the H200, as long as the zygote's imports, which every build waited for).
+        :meth:`evaluate` adopts it; a caller that ends without evaluating calls :meth:`discard_prestart`."""
+        if self._early_zygote is None:
+            self._early_zygote = self._start_zygote(wait=False)
+            if self._early_zygote is not None:
+                self.trace("runner", "zygote started early" + _since_start())
+
+    def discard_prestart(self) -> None:
+        if self._early_zygote is not None:
+            self._early_zygote.close()
+            self._early_zygote = None
+
     def evaluate(self, tasks: Iterable[Task], candidates: list[Candidate]) -> list[EvalResult]:
         by_id = {t.id: t for t in tasks}
         unknown = sorted({c.task_id for c in candidates} - set(by_id))
@@ -119,6 +134,7 @@ class Runner:
         try:
             return self._evaluate_all(by_id, candidates, avail, warmer)
         finally:
+            self.discard_prestart()  # not adopted: the backend is unavailable or every result was stored
             if warmer is not None:
                 warmer.stop()  # before the log is closed: its last lines are read as it stops
             warmer_log.close()
@@ -154,7 +170,8 @@ class Runner:
         for i in sorted(results):
             self._emit(results[i], candidates[i])
         if todo:
-            self.trace("runner", f"{len(todo)} to evaluate: starting the zygote" + _since_start())
+            start = "waiting for the zygote started early" if self._early_zygote is not None else "starting the zygote"
+            self.trace("runner", f"{len(todo)} to evaluate: {start}" + _since_start())
             try:
                 self.zygote = self._start_zygote()
                 self.trace("runner", "zygote ready" if self.zygote is not None else "no zygote")
@@ -174,17 +191,22 @@ class Runner:
             return stored.fresh_shapes_checked is not None
         return True
 
-    def _start_zygote(self):
+    def _start_zygote(self, wait: bool = True):
         """A pre-imported process to fork workers from (saves ~4 s of CPU per worker); None to use fresh
-        interpreters, which is also the fallback when the zygote cannot start."""
+        interpreters, which is also the fallback when the zygote cannot start. ``wait=False``: started, not yet
+        ready (see :meth:`prestart`); with ``wait``, the one :meth:`prestart` started if there is one."""
         if not (self.config.zygote and self.backend.zygote_ok):
             return None
         from multikernelbench.engine.zygote import Zygote, ZygoteError
 
-        env = dict(os.environ)
-        env.update(self.backend.worker_env(Path(self.config.build_root)))
+        early, self._early_zygote = self._early_zygote, None
         try:
-            return Zygote(env, tuple(self.backend.zygote_preload))
+            if early is not None:
+                early.wait_ready()
+                return early
+            env = dict(os.environ)
+            env.update(self.backend.worker_env(Path(self.config.build_root)))
+            return Zygote(env, tuple(self.backend.zygote_preload), wait=wait)
         except ZygoteError as exc:
             print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
             return None

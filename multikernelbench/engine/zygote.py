@@ -31,7 +31,11 @@ class ZygoteError(RuntimeError):
 
 
 class Zygote:
-    def __init__(self, env: dict[str, str], preload: tuple[str, ...] = ()) -> None:
+    """``wait=False`` returns as soon as the process is started; the first :meth:`spawn` (or
+    :meth:`wait_ready`) waits for its imports. That lets a caller start it before other slow work (the CLI
+    loads the suite and reads the candidates while the zygote imports torch: ~5 s each on the H200)."""
+
+    def __init__(self, env: dict[str, str], preload: tuple[str, ...] = (), wait: bool = True) -> None:
         ours, theirs = socket.socketpair()
         modules = list(BASE_PRELOAD) + [m for m in preload if m not in BASE_PRELOAD]
         self.proc = subprocess.Popen(
@@ -42,13 +46,23 @@ class Zygote:
         self.sock = ours
         self.lock = threading.Lock()
         self.sock.settimeout(300)
+        self._ready = False
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Block until the zygote has imported its modules; ZygoteError (and the process closed) if it never does."""
+        if self._ready:
+            return
         try:
             msg, _ = recv_control(self.sock)
         except (EOFError, OSError) as exc:
             self.close()
             raise ZygoteError(f"zygote failed to start: {exc!r}") from None
         if not msg.get("ready"):
+            self.close()
             raise ZygoteError("zygote did not report ready")
+        self._ready = True
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -56,6 +70,7 @@ class Zygote:
     def spawn(self, role: str, env: dict[str, str], cwd: str, limits, chan_fd: int, out_fd: int,
               err_fd: int, sandbox: dict | None = None) -> "ZygoteChild":
         """``sandbox``: a SandboxPolicy.to_dict() the child applies before worker code (None: none)."""
+        self.wait_ready()
         msg = {"op": "spawn", "role": role, "env": env, "cwd": cwd, "limits": asdict(limits), "sandbox": sandbox}
         body = json.dumps(msg).encode()
         with self.lock:
@@ -77,6 +92,11 @@ class Zygote:
         return reply["code"]
 
     def close(self) -> None:
+        if not self._ready:  # still importing (or failed): it has forked nothing, so it need not wind down
+            self.sock.close()
+            self.proc.kill()
+            self.proc.wait()
+            return
         with self.lock:
             try:
                 send_control(self.sock, {"op": "exit"})
