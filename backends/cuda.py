@@ -11,7 +11,8 @@ which ``scripts/compile_time_bench.py`` uses as the comparison.
 Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
 ``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``light_headers``
 (default True: the ``.cu`` with ``<torch/extension.h>`` read as ``<torch/types.h>`` where that keeps its meaning,
-stock otherwise; see backends/light_headers.py), ``cache_dir`` (default:
+stock otherwise; see backends/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
+analysis is not made yet starts its light compile beside the wait; see backends/nvcc_light.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
@@ -190,7 +191,8 @@ class CudaBackend(Backend):
             builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
                                            split_nvcc=self.options.get("split_nvcc", True),
                                            pch_root=pch_root, light_headers=self.options.get("light_headers", True),
-                                           light_shared=light_root_of(pch_root) / "analysis")
+                                           light_shared=light_root_of(pch_root) / "analysis",
+                                           light_ahead=self.options.get("light_ahead", True))
             builder.install()
             self._builder = builder
 

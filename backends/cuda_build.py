@@ -78,7 +78,7 @@ def _ninja_vars(text: str) -> dict[str, str]:
 
 
 def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None,
-                           shim: Path | None = None) -> bool:
+                           shim: Path | None = None, ahead: bool = True) -> bool:
     """Point build.ninja's ``nvcc`` (whatever it is by now: nvcc, or the split driver around it) at
     :mod:`multikernelbench.backends.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
     ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge. ``shim``: the
@@ -92,7 +92,7 @@ def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: 
     driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_light.py")),
                          "--shim", str(shim or light_root / "include"), "--cache", str(light_root / "analysis"),
                          "--report", str(report), "--nvcc-words", str(len(words))]
-                        + (["--shared", str(shared)] if shared else []) + ["--"])
+                        + (["--shared", str(shared)] if shared else []) + ([] if ahead else ["--no-ahead"]) + ["--"])
     ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
     return True
 
@@ -134,7 +134,7 @@ class FastExtensionBuilder:
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
-                 light_shared: Path | str | None = None, host_pch: bool = True) -> None:
+                 light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
@@ -144,6 +144,8 @@ class FastExtensionBuilder:
         #: Compile each ``.cu`` with the light header path first (backends/light_headers.py), stock on failure.
         self.light_headers = light_headers
         self.light_root = self.cache_root / "light"
+        #: Start the light compile before its analysis is there (backends/nvcc_light.py).
+        self.light_ahead = light_ahead
         #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
         self.light_shared = Path(light_shared) if light_shared else None
         #: The warmer's precompiled host prefixes (backends/host_pch.py) and its shared light-header shim,
@@ -215,7 +217,7 @@ class FastExtensionBuilder:
             if builder.light_headers:
                 light_headers_in_ninja(Path(build_directory) / "build.ninja", builder.light_root,
                                        Path(build_directory) / builder.HEADER_REPORT, builder.light_shared,
-                                       builder.shim_root)
+                                       builder.shim_root, ahead=builder.light_ahead)
             if builder.pch:
                 try:
                     builder._add_pch(Path(build_directory))

@@ -197,6 +197,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--shared", type=Path, action="append", default=[],
                     help="read-only folders with analyses made by the trusted warmer (looked at first)")
     ap.add_argument("--report", type=Path, default=None)
+    ap.add_argument("--no-ahead", action="store_true",
+                    help="wait for the analysis before the light compile starts (an A/B switch)")
     ap.add_argument("--nvcc-words", type=int, default=1,
                     help="how many leading words of the command are the compiler (3 for nvcc_split: python, script, nvcc)")
     a = ap.parse_args(argv[:cut])
@@ -215,7 +217,7 @@ def main(argv: list[str]) -> int:
         row["why"] = light_headers.light_hazards(code, light_headers.HeaderDiff())  # what the source alone says
         if not row["why"]:
             flags = analysis_flags(args)
-            if not analysis_ready(cmd, flags, a.cache, tuple(a.shared)):
+            if not a.no_ahead and not analysis_ready(cmd, flags, a.cache, tuple(a.shared)):
                 light = _LightCompile(command, a.shim)  # beside the analysis: see the module docstring
                 row["speculative"] = True
             d = header_diff(cmd, flags, a.shim, a.cache, tuple(a.shared))

@@ -138,6 +138,8 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path, cpu_pch):
     for k in range(2):
         text = (tmp_path / f"t{k}.log").read_text()
         assert "build end" in text and ": ok" in text, text
+        # mkb eval started the zygote before reading the suite and the candidates, and the run used that one
+        assert text.index("zygote started early") < text.index("waiting for the zygote started early"), text
 
 
 def test_lanes_sharing_a_device_take_turns(suite, tmp_path):

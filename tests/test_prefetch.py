@@ -182,3 +182,36 @@ def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
     whats = [what for _, w, what in events(cfg.trace_path) if w == ev.who]
     assert "hook returned" in whats
     assert whats.index("hook returned") < next(i for i, w in enumerate(whats) if w.startswith("time start"))
+
+
+def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path):
+    """``mkb eval`` starts the zygote before it reads the suite and the candidates (Runner.prestart); the run
+    then waits for that one instead of starting its own, and its workers come from it."""
+    cfg = config(tmp_path)
+    runner = Runner(cfg, progress=False)
+    runner.prestart()
+    early = runner._early_zygote
+    assert early is not None and early.alive()
+    results = runner.evaluate([suite[RELU]], [plain(0)])
+    assert [r.status for r in results] == [Status.CORRECT], [r.message for r in results]
+    whats = [what for _, who, what in events(cfg.trace_path) if who == "runner"]
+    assert whats[0].startswith("zygote started early"), whats
+    assert any(w.startswith("1 to evaluate: waiting for the zygote started early") for w in whats), whats
+    assert not [w for w in whats if "starting the zygote" in w], whats  # no second zygote
+    assert runner._early_zygote is None and not early.alive()  # adopted, then closed with the run
+
+
+def test_a_zygote_started_early_and_not_used_is_ended_at_once(tmp_path):
+    """A run that ends before evaluating (no candidates, a usage error) ends the zygote it started, without
+    waiting for its imports (torch alone takes seconds)."""
+    import time
+
+    runner = Runner(config(tmp_path), progress=False)
+    runner.prestart()
+    early = runner._early_zygote
+    assert early is not None
+    t0 = time.monotonic()
+    runner.discard_prestart()
+    assert not early.alive() and time.monotonic() - t0 < 1.0
+    assert runner._early_zygote is None
+    runner.discard_prestart()  # twice is harmless

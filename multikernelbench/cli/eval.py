@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-code-execution", action="store_true",
                    help="required (or MKB_ALLOW_CODE_EXECUTION=1): candidates are untrusted code")
     add_engine_options(p)
+    p.add_argument("--no-zygote-prestart", action="store_true",
+                   help="start the worker zygote only once the tasks and candidates are read (an A/B switch: "
+                        "by default it imports torch beside that)")
     p.add_argument("--fresh-shapes", type=int, default=0, metavar="K",
                    help="also check each candidate on K shapes drawn now from the task's SHAPE_RANGES "
                         "(never shown in prompts); tasks without ranges are flagged, not checked")
@@ -132,7 +135,8 @@ def run(args) -> int:
         except RayNotInstalled as exc:
             raise UsageError(str(exc)) from None
     runner = make_runner(config, None, on_result=json_printer if args.json else None, progress=not args.no_progress)
-    runner.prestart()  # the zygote imports torch while the tasks and candidates are read
+    if not args.no_zygote_prestart:
+        runner.prestart()  # the zygote imports torch while the tasks and candidates are read
     try:
         everything, tasks = selected_tasks(args)
         suite_ids = {t.id for t in everything} if (args.category or args.task_ids) else {t.id for t in tasks}
