@@ -194,30 +194,3 @@ def test_builds_that_enter_beside_others_run_nicer(tmp_path, suite, rank_nice):
     assert [r.status.value for r in results] == ["correct", "correct"], [r.message for r in results]
     firsts = sorted(int(f.read_text().split()[0]) for f in (tmp_path / "cpu").glob("*/mkb_nice.txt"))
     assert firsts == ([0, 1] if rank_nice else [0, 0]), firsts  # off (--no-build-rank-nice): all alike
-
-
-def test_a_gpu_backend_leaves_a_core_to_the_device_stage(tmp_path):
-    """A CUDA build measured at 1.8 cores: 16 cores hold 9 such builds, and with the device stage's core left
-    out 8 (15 / 1.8 = 8.3). The CPU backend's device stage is the CPU itself and keeps its own rules (no
-    reserve); the reserve is the config's, and 0 restores the gate before it."""
-    from multikernelbench.backends.registry import get_backend
-    from multikernelbench.engine.build_stage import BuildStage
-    from multikernelbench.engine.config import EngineConfig
-    from multikernelbench.engine.trace import Trace
-
-    assert bg.BuildGate(cores=16, estimate=1.8, profile_dir=None).limit() == 9
-    assert bg.BuildGate(cores=16, estimate=1.8, profile_dir=None, reserve=1.0).limit() == 8
-    assert bg.BuildGate(cores=2, estimate=1.0, profile_dir=None, reserve=4.0).limit() == 1  # never below one
-
-    def gate_for(backend: str, reserve: float | None = None) -> bg.BuildGate:
-        cfg = EngineConfig(backend=backend, build_root=tmp_path, build_cores_estimate=1.8)
-        if reserve is not None:
-            cfg.build_gate_reserve_cores = reserve
-        gate = BuildStage(get_backend(backend), cfg, Trace(None)).gate
-        assert gate is not None
-        return gate
-
-    cores = gate_for("cpu").cores
-    assert gate_for("cuda").build_cores == max(1.0, cores - 1.0)
-    assert gate_for("cpu").build_cores == cores
-    assert gate_for("cuda", reserve=0.0).build_cores == cores

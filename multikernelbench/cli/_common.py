@@ -26,9 +26,6 @@ def add_engine_options(p) -> None:
     p.add_argument("--build-cores-estimate", type=float, default=0.0, metavar="CORES",
                    help="cores one build is taken to keep busy until builds are measured (the gate's first wave; "
                         "default 0 = the backend's own figure)")
-    p.add_argument("--build-gate-reserve-cores", type=float, default=None, metavar="CORES",
-                   help="cores the build gate leaves to the device stage on GPU backends (default 1; 0 = builds "
-                        "may take every core)")
     p.add_argument("--no-build-rank-nice", action="store_true",
                    help="run every build at the same nice instead of one step nicer per build already running "
                         "as it enters (engine/build_stage.py)")
@@ -67,10 +64,6 @@ def engine_config(args, allow: bool) -> EngineConfig:
     cfg.build_cores_estimate = getattr(args, "build_cores_estimate", 0.0) or 0.0
     cfg.prefetch_workers = not getattr(args, "no_worker_prefetch", False)
     cfg.build_rank_nice = not getattr(args, "no_build_rank_nice", False)
-    if getattr(args, "build_gate_reserve_cores", None) is not None:
-        if args.build_gate_reserve_cores < 0:
-            raise SystemExit("--build-gate-reserve-cores must be 0 or more")
-        cfg.build_gate_reserve_cores = args.build_gate_reserve_cores
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     if getattr(args, "gpus", None):
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())

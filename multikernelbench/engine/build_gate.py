@@ -13,8 +13,7 @@ its wall seconds) depends on the build recipe (light headers, PCH, split nvcc) a
   with a core for every runnable thread. Without the factor the measure follows the limit it sets: 16
   builds on 16 cores each get one core, measure 1.0 and keep the limit at 16, and each took twice as long as
   alone (H200, 2026-12-03: build p50 38-41 s in the pipeline against 15.6 s five at a time, same CPU);
-* :class:`BuildGate` lets ``(cores - reserve) / (cores one build keeps busy)`` builds run at once (the
-  reserve: a core left to a GPU backend's device stage, whose turn is every candidate's), recomputed as builds
+* :class:`BuildGate` lets ``cores / (cores one build keeps busy)`` builds run at once, recomputed as builds
   finish: from this run's builds, else from earlier runs on this build root (``_build_profile.json``,
   written by the parent only), else from the backend's estimate (``Backend.build_cores_estimate``, 2 for
   CUDA, 1 otherwise);
@@ -160,19 +159,16 @@ def cores_per_build(samples: list[BuildSample]) -> float | None:
     return statistics.median(ratios) if ratios else None
 
 
-def workers_for(cores: float, per_build: float) -> int:
+def workers_for(cores: int, per_build: float) -> int:
     """Builds at once so that together they keep ``cores`` busy: ``cores / per_build``, at least 1."""
-    return max(1, min(int(cores), round(cores / max(per_build, 0.25))))
+    return max(1, min(cores, round(cores / max(per_build, 0.25))))
 
 
 class BuildGate:
     """At most :meth:`limit` builds at once; the limit follows the measured CPU use (module docstring)."""
 
-    def __init__(self, cores: int, estimate: float, profile_dir: Path | None, reserve: float = 0.0) -> None:
-        """``reserve``: cores left to the device stage (``EngineConfig.build_gate_reserve_cores``); builds
-        share the rest. Crowding is still measured against all ``cores``: it is the host's."""
+    def __init__(self, cores: int, estimate: float, profile_dir: Path | None) -> None:
         self.cores, self.estimate, self.profile_dir = cores, estimate, profile_dir
-        self.build_cores = max(1.0, cores - reserve)
         self.earlier = read_profile(profile_dir) if profile_dir else []
         self.samples: list[BuildSample] = []
         self.running = 0
@@ -181,7 +177,7 @@ class BuildGate:
 
     def limit(self) -> int:
         per_build = cores_per_build(self.samples) or cores_per_build(self.earlier) or self.estimate
-        return workers_for(self.build_cores, per_build)
+        return workers_for(self.cores, per_build)
 
     def admit(self) -> int:
         """Wait for a slot and take it; returns the build's rank: how many builds were running as it entered

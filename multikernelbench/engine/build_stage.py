@@ -61,9 +61,7 @@ class BuildStage:
             from multikernelbench.util.procs import usable_cores
 
             estimate = self.config.build_cores_estimate or float(getattr(self.backend, "build_cores_estimate", 1.0))
-            reserve = self.config.build_gate_reserve_cores if self.backend.device_type != "cpu" else 0.0
-            self._gate = BuildGate(usable_cores(), estimate, Path(self.config.build_root) / self.backend.name,
-                                   reserve=reserve)
+            self._gate = BuildGate(usable_cores(), estimate, Path(self.config.build_root) / self.backend.name)
         return self._gate
 
     def build_dir(self, cand: Candidate) -> Path:

@@ -42,10 +42,6 @@ class EngineConfig:
     #: Cores one build is taken to keep busy before any build is measured (the build gate's first wave);
     #: 0 = the backend's ``build_cores_estimate``.
     build_cores_estimate: float = 0.0
-    #: Cores the build gate leaves to the device stage on backends whose device is not the CPU: the lane's
-    #: worker launches kernels, the reference service and the parent verify outputs, and starved of a core
-    #: they lengthen every candidate's turn. 0: builds may take every core (the gate before 2026-12-04).
-    build_gate_reserve_cores: float = 1.0
     #: Builds admitted beside others run one nice step lower per build already running (BuildStage._nice);
     #: False: all at ``build_nice`` (an A/B of the ordering).
     build_rank_nice: bool = True
