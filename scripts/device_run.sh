@@ -112,7 +112,7 @@ PY
     # settled at before it took crowding out in 2c01af9), for an A/B in one call: tp_cold tp_cold_old
     # tp_cold. TP_MKB_ARGS: more mkb eval options. Each run's build profile (cores and crowding per build) is kept.
     # tp_cold_flat: the same with every build at one nice (--no-build-rank-nice), for an A/B of the rank nice.
-    # tp_cold_late: the start-up before 2026-12-03's seventh session (the zygote started after the tasks and
+    # tp_cold_late: the start-up before c280f7f (the zygote started after the tasks and
     # candidates are read; a first build's light compile waits for its analysis), for an A/B: tp_cold tp_cold_late tp_cold.
     tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late) rm -rf /tmp/mkb_tp_build; B=$(( ${TP_COLD_S:-240} < $(left) - 10 ? ${TP_COLD_S:-240} : $(left) - 10 ))
       MA="$TP_MKB_ARGS"; F=throughput_cold; L=tp_cold

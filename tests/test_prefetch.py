@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,6 @@ def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
 def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
     """The device stage calls ``before_clock`` (the lane's wait for the worker it is starting ahead) before its
     first clock, the clean reference's included, and does not start one until it returns."""
-    import time
 
     cfg = config(tmp_path)
     ev = evaluation(suite, tmp_path, cfg)
@@ -204,7 +204,6 @@ def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path):
 def test_a_zygote_started_early_and_not_used_is_ended_at_once(tmp_path):
     """A run that ends before evaluating (no candidates, a usage error) ends the zygote it started, without
     waiting for its imports (torch alone takes seconds)."""
-    import time
 
     runner = Runner(config(tmp_path), progress=False)
     runner.prestart()
