@@ -33,6 +33,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -41,8 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 if __package__:
-    from . import host_pch
+    from . import fe_fork, host_pch
 else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
+    import fe_fork  # type: ignore[no-redef]
     import host_pch  # type: ignore[no-redef]
 
 #: How long the final compile waits for the precompiled prefix the warmer is making right now (with it the
@@ -165,9 +167,82 @@ def environment(env_lines: list[str]) -> dict[str, str]:
     return env
 
 
+#: The source's name in the preprocessed text when the front ends are forked: the same for every build, so the
+#: prelude's part (which names the main file in its line markers) is the same bytes for all of them.
+FE_SOURCE_DIR = "/proc/self/cwd"
+
+
+def _same_source_name(cmd: str, source: str) -> str:
+    """A preprocessing command that names the source ``/proc/self/cwd/<name>`` (run in the source's folder) and
+    maps ``__FILE__`` back to the source's real path (``-fmacro-prefix-map``): the candidate's code sees what
+    stock nvcc gives it; only the line markers (what a compiler message names) change."""
+    words = shlex.split(cmd)
+    if source not in words:
+        return cmd
+    real = os.path.abspath(source)
+    fixed = [f"{FE_SOURCE_DIR}/{os.path.basename(real)}" if w == source else w for w in words]
+    fixed.insert(1, f"-fmacro-prefix-map={FE_SOURCE_DIR}={os.path.dirname(real)}")
+    return f"cd {shlex.quote(os.path.dirname(real))} && {shlex.join(fixed)}"
+
+
+def fe_front_ends(p: Plan) -> tuple[int, int] | None:
+    """Indexes of cudafe++ in the host chain and cicc in the device chain, when :mod:`fe_fork` knows both."""
+    host = [i for i, c in enumerate(p.host) if _tool(c) == "cudafe++" and fe_fork.parse(c) is not None]
+    dev = [i for i, c in enumerate(p.device) if _tool(c) == "cicc" and fe_fork.parse(c) is not None]
+    return (host[0], dev[0]) if len(host) == 1 and len(dev) == 1 else None
+
+
+def with_fe_fork(p: Plan, root: Path, report: Path | None, source: str) -> tuple[Plan, Path] | None:
+    """The plan with cudafe++ and cicc run through :mod:`fe_fork` (forked from the warmer's parse of the prelude,
+    else stock) in a folder of their own, and the later commands reading their outputs there; None when the
+    commands are not the layout that module knows. Returns the folder too (removed after the build)."""
+    found = fe_front_ends(p)
+    if found is None:
+        return None
+    hi, di = found
+    host_fe, dev_fe = fe_fork.parse(p.host[hi]), fe_fork.parse(p.device[di])
+    assert host_fe is not None and dev_fe is not None
+    tmp = next((os.path.dirname(n) for n in host_fe.names if os.path.isabs(n)), None)
+    if not tmp:
+        return None
+    work = Path(tmp) / f"mkb-fe-{os.getpid()}"
+    work.mkdir(exist_ok=True)
+    mapping = {**fe_fork.rename_map(host_fe, work), **fe_fork.rename_map(dev_fe, work)}
+    order = sorted(mapping, key=len, reverse=True)  # x.cudafe1.cpp before its prefix x.cudafe1.c
+
+    def renamed(cmd: str) -> str:
+        for old in order:
+            cmd = cmd.replace(old, mapping[old])
+        return cmd
+
+    driver = [sys.executable, str(Path(__file__).with_name("fe_fork.py")), str(root), str(work)]
+    driver += ["--report", str(report)] if report is not None else []
+
+    def through(cmd: str) -> str:
+        return shlex.join([*driver, "--", cmd])
+
+    host = [through(c) if i == hi else _same_source_name(c, source) for i, c in enumerate(p.host)]
+    device = [through(c) if i == di else (renamed(c) if i > di else _same_source_name(c, source))
+              for i, c in enumerate(p.device)]
+    return Plan(p.env_lines, host, device, [renamed(c) for c in p.final], p.module_id_file, p.notes), work
+
+
 def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None = None,
-              report: Path | None = None) -> int:
+              report: Path | None = None, fe_root: Path | None = None) -> int:
     Path(p.module_id_file).write_text(module_identifier(source, args))
+    work = None
+    if fe_root is not None:
+        forked = with_fe_fork(p, fe_root, report, source)
+        if forked is not None:
+            p, work = forked
+    try:
+        return _run_chains(p, host_pch_root, report, source)
+    finally:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source: str) -> int:
     env = environment(p.env_lines)
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
@@ -252,6 +327,45 @@ def make_host_pch(nvcc: str, args: list[str], root: Path, tmp_root: str | None =
         return host_pch.make(root, p.host, p.final[0], {**environment(p.env_lines), "TMPDIR": tmp}, outs[-1])
 
 
+def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, lib: Path,
+                    tmp_root: str | None = None) -> list[dict]:
+    """Trusted warmer's side of :mod:`fe_fork`: ``probes`` are two (source, nvcc arguments) that compile only
+    load_inline's prelude plus different one-line bodies, with exactly a build's flags. Their preprocessing runs
+    here (as a build's would under ``--fe-fork``); what the two share is each front end's prefix, and a zygote
+    per front end is started on it (not waited for)."""
+    import tempfile
+
+    texts: list[list[bytes]] = [[], []]
+    fes: list = []
+    with tempfile.TemporaryDirectory(prefix="mkb-fe-probe-", dir=tmp_root) as tmp:
+        env = {**os.environ, "TMPDIR": tmp}
+        for source, args in probes:
+            p = plan(*dry_run(nvcc, args, env))
+            found = fe_front_ends(p) if p is not None else None
+            if p is None or found is None:
+                return [{"state": "skipped", "why": "nvcc's commands are not the split layout"}]
+            hi, di = found
+            pre = [_same_source_name(c, source) for c in p.host[:hi] + p.device[:di]]
+            res = subprocess.run(["bash", "-c", _script(pre)], env={**environment(p.env_lines), "TMPDIR": tmp},
+                                 capture_output=True, timeout=600)
+            if res.returncode != 0:
+                return [{"state": "failed", "error": res.stderr.decode(errors="replace")[-500:]}]
+            pair = (fe_fork.parse(p.host[hi]), fe_fork.parse(p.device[di]))
+            for k, fe in enumerate(pair):
+                assert fe is not None
+                texts[k].append(Path(fe.input).read_bytes())
+            fes.append((pair, environment(p.env_lines)))
+    rows = []
+    for k in range(2):
+        fe, env = fes[0][0][k], fes[0][1]
+        prefix = fe_fork.common_prefix(texts[k][0], texts[k][1])
+        if prefix is None:
+            rows.append({"state": "failed", "tool": fe.tool, "error": "no prelude prefix in the probes"})
+            continue
+        rows.append(fe_fork.start(root, fe, prefix, env, lib))
+    return rows
+
+
 def _echo(out: bytes, err: bytes) -> None:
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
@@ -265,11 +379,12 @@ def _sources(args: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     opts: dict[str, Path] = {}
-    while len(argv) >= 2 and argv[0] in ("--host-pch", "--report"):
+    while len(argv) >= 2 and argv[0] in ("--host-pch", "--report", "--fe-fork"):
         opts[argv[0]] = Path(argv[1])
         argv = argv[2:]
     if len(argv) < 2:
-        print(f"usage: python {__file__} [--host-pch DIR] [--report FILE] NVCC ARGS...", file=sys.stderr)
+        print(f"usage: python {__file__} [--host-pch DIR] [--fe-fork DIR] [--report FILE] NVCC ARGS...",
+              file=sys.stderr)
         return 2
     nvcc, args = argv[0], argv[1:]
     plain = lambda: subprocess.run([nvcc, *args]).returncode  # noqa: E731 - the stock path
@@ -283,7 +398,7 @@ def main(argv: list[str]) -> int:
         p = None
     if p is None:
         return plain()
-    return run_split(p, sources[0], args, opts.get("--host-pch"), opts.get("--report"))
+    return run_split(p, sources[0], args, opts.get("--host-pch"), opts.get("--report"), opts.get("--fe-fork"))
 
 
 if __name__ == "__main__":
