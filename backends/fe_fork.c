@@ -19,7 +19,9 @@
  * stopped).
  *
  * Environment (zygote only): MKB_FE_INPUT (the prefix file, as on the command line), MKB_FE_SOCK (the socket
- * to listen on), MKB_FE_READ (':'-separated folders the child may read).
+ * to listen on), MKB_FE_READ (':'-separated folders the child may read), MKB_FE_IDLE_S (the zygote exits after
+ * that many seconds without a request, default 600: the warmer's stop kills it, this covers a run that was
+ * killed itself).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -276,7 +278,14 @@ static void serve(void) {
     if (ls < 0 || bind(ls, (struct sockaddr *)&b, sizeof b) < 0 || listen(ls, 128) < 0 || rename(tmp, path) < 0)
         _exit(90);
     signal(SIGCHLD, SIG_IGN); /* children are reaped by the kernel; their status goes to their requester */
+    const char *idle = getenv("MKB_FE_IDLE_S");
+    int idle_ms = idle ? atoi(idle) * 1000 : 600000;
     for (;;) {
+        struct pollfd waiting = {ls, POLLIN, 0};
+        if (poll(&waiting, 1, idle_ms) == 0) { /* nobody asked for a while: a run that died without stopping us */
+            unlink(path);
+            _exit(0);
+        }
         int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) continue;
         int fds[N_FDS];

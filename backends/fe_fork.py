@@ -42,6 +42,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+if __package__:
+    from . import warm_wait
+else:  # run as a script by the split driver: beside this file, without the package (and torch)
+    import warm_wait  # type: ignore[no-redef]
+
 VERSION = "mkb-fe-fork-1"
 SOURCE = Path(__file__).with_name("fe_fork.c")
 STEM = "mkb_fe"
@@ -182,9 +187,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Path) -> dict:
+def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Path,
+          read: tuple[str, ...] = SYSTEM_READ) -> dict:
     """Start the zygote of ``fe``'s flag set (unless a live one is there): it parses ``prefix`` and then serves
-    forks on ``root/<key>/fe.sock``. Returns a report row; does not wait for the parse."""
+    forks on ``root/<key>/fe.sock``; its children may read ``read`` (and write their own folder). Returns a
+    report row; does not wait for the parse."""
     folder = root / fe.key
     folder.mkdir(parents=True, exist_ok=True)
     info = folder / "zygote.json"
@@ -202,12 +209,11 @@ def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Pat
     work = folder / "own"  # the zygote's own outputs, should its input ever end (it does not: it serves)
     work.mkdir(exist_ok=True)
     exe = expand(fe.exe, env)
-    cuda_home = str(Path(shutil.which(exe, path=env.get("PATH")) or exe).resolve().parent.parent)
-    read = ":".join([*SYSTEM_READ, cuda_home, str(Path(cuda_home).parent)])
-    proc = subprocess.Popen(fe.command(str(pre), exe), cwd=work, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=open(folder / "zygote.log", "wb"),
-                            env={**env, "TMPDIR": str(work), "LD_PRELOAD": str(lib), "MKB_FE_INPUT": str(pre),
-                                 "MKB_FE_SOCK": str(folder / "fe.sock"), "MKB_FE_READ": read})
+    with open(folder / "zygote.log", "wb") as log:
+        proc = subprocess.Popen(fe.command(str(pre), exe), cwd=work, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=log,
+                                env={**env, "TMPDIR": str(work), "LD_PRELOAD": str(lib), "MKB_FE_INPUT": str(pre),
+                                     "MKB_FE_SOCK": str(folder / "fe.sock"), "MKB_FE_READ": ":".join(read)})
     tmp = folder / f"zygote.json.{os.getpid()}.tmp"
     tmp.write_text(json.dumps({"pid": proc.pid, "tool": fe.tool, "argv": list(fe.argv), "started": time.time(),
                                "prefix_bytes": len(prefix)}))
@@ -242,6 +248,8 @@ def _starts_with(path: str, prefix_path: Path) -> bool:
 
 
 def _wait_socket(folder: Path, wait_s: float) -> Path | None:
+    """The zygote's socket once it listens; None when there is no zygote for these flags, it died, or it is not
+    ready within ``wait_s`` (while the warmer's mark stands on the root, the zygote may still be coming)."""
     sock, info = folder / "fe.sock", folder / "zygote.json"
     deadline = time.monotonic() + wait_s
     while True:
@@ -250,8 +258,9 @@ def _wait_socket(folder: Path, wait_s: float) -> Path | None:
         try:
             pid = int(json.loads(info.read_text())["pid"])
         except (OSError, ValueError, KeyError, TypeError):
-            return None
-        if not _alive(pid) or time.monotonic() > deadline:
+            pid = None
+        if time.monotonic() > deadline or (pid is None and not warm_wait.warmer_active(folder.parent)) \
+                or (pid is not None and not _alive(pid)):
             return None
         time.sleep(0.05)
 

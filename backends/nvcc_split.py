@@ -185,6 +185,20 @@ def _same_source_name(cmd: str, source: str) -> str:
     return f"cd {shlex.quote(os.path.dirname(real))} && {shlex.join(fixed)}"
 
 
+def _message_names(p: Plan, source: str) -> list[tuple[bytes, bytes]]:
+    """What the driver puts back in compiler messages under ``--fe-fork``: the source's folder for
+    ``/proc/self/cwd/`` (line markers) and its name as nvcc gave it for the base name the front ends get."""
+    pairs = [(f"{FE_SOURCE_DIR}/".encode(), os.path.dirname(os.path.abspath(source)).encode() + b"/")]
+    for cmd in p.host:
+        words = shlex.split(cmd) if _tool(cmd) == "cudafe++" else []
+        if "--orig_src_file_name" in words[:-1]:
+            given = words[words.index("--orig_src_file_name") + 1]
+            if os.path.basename(given) != given:
+                pairs.append((f'compilation of "{os.path.basename(given)}"'.encode(),
+                              f'compilation of "{given}"'.encode()))
+    return pairs
+
+
 def fe_front_ends(p: Plan) -> tuple[int, int] | None:
     """Indexes of cudafe++ in the host chain and cicc in the device chain, when :mod:`fe_fork` knows both."""
     host = [i for i, c in enumerate(p.host) if _tool(c) == "cudafe++" and fe_fork.parse(c) is not None]
@@ -230,19 +244,23 @@ def with_fe_fork(p: Plan, root: Path, report: Path | None, source: str) -> tuple
 def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None = None,
               report: Path | None = None, fe_root: Path | None = None) -> int:
     Path(p.module_id_file).write_text(module_identifier(source, args))
-    work = None
+    work, names = None, None
     if fe_root is not None:
+        names = _message_names(p, source)
         forked = with_fe_fork(p, fe_root, report, source)
         if forked is not None:
             p, work = forked
+        else:
+            names = None
     try:
-        return _run_chains(p, host_pch_root, report, source)
+        return _run_chains(p, host_pch_root, report, source, names)
     finally:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source: str) -> int:
+def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source: str,
+                names: list[tuple[bytes, bytes]] | None = None) -> int:
     env = environment(p.env_lines)
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
@@ -276,13 +294,13 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
         except ProcessLookupError:
             pass
         device.communicate()
-        _echo(h_out, h_err)
+        _echo(h_out, h_err, names)
         return host.returncode
     cpu = _children_cpu()
     d_out, d_err = device.communicate()
     row.update(device_wall_s=round(time.time() - t_start, 3), device_cpu_s=round(_children_cpu() - cpu, 3))
-    _echo(h_out, h_err)
-    _echo(d_out, d_err)
+    _echo(h_out, h_err, names)
+    _echo(d_out, d_err, names)
     if device.returncode != 0:
         return device.returncode
     if host_pch_root is not None and len(p.final) == 1:
@@ -291,7 +309,9 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
         except Exception as exc:  # noqa: BLE001 - never fail a build over its header
             row["host_pch"] = f"error: {exc!r}"[:300]
     t0, cpu = time.perf_counter(), _children_cpu()
-    final = subprocess.run(["bash", "-c", _script(p.final)], env=env)
+    final = subprocess.run(["bash", "-c", _script(p.final)], env=env, capture_output=names is not None)
+    if names is not None:
+        _echo(final.stdout, final.stderr, names)
     row.update(final_s=round(time.perf_counter() - t0, 3), final_cpu_s=round(_children_cpu() - cpu, 3),
                t_start=round(t_start, 3), t_end=round(time.time(), 3))
     if report is not None and "host_pch" in row:
@@ -362,11 +382,14 @@ def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, 
         if prefix is None:
             rows.append({"state": "failed", "tool": fe.tool, "error": "no prelude prefix in the probes"})
             continue
-        rows.append(fe_fork.start(root, fe, prefix, env, lib))
+        cuda_home = str(Path(shutil.which(nvcc, path=env.get("PATH")) or nvcc).resolve().parent.parent)
+        rows.append(fe_fork.start(root, fe, prefix, env, lib, read=(*fe_fork.SYSTEM_READ, cuda_home)))
     return rows
 
 
-def _echo(out: bytes, err: bytes) -> None:
+def _echo(out: bytes, err: bytes, names: list[tuple[bytes, bytes]] | None = None) -> None:
+    for old, new in names or []:
+        out, err = out.replace(old, new), err.replace(old, new)
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
     sys.stderr.buffer.write(err)

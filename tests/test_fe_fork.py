@@ -1,0 +1,198 @@
+"""nvcc's front ends forked from a parse of the prelude (backends/fe_fork.py, fe_fork.c, the split driver's
+``--fe-fork``).
+
+The fork server's mechanics and its confinement are tested on a small stand-in front end (tests/data/
+fe_fork_frontend.c: it reads its input with stdio as cudafe++ and cicc do, and does what the input's lines say:
+write outside its folder, crash, sleep, exit). The real round (nvcc's own front ends forked for a shipped
+solution, the object compared with stock nvcc's section by section, a compile error's message) is
+``tests/test_host_pch.py::test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix``, which
+builds what a run builds: host prefix and forked front ends together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.backends import fe_fork
+
+REPO = Path(__file__).resolve().parent.parent
+NVCC = shutil.which("nvcc")
+CUDAFE = ('cudafe++ --c++17 --gnu_version=120200 --orig_src_file_name "{src}" --orig_src_path_name "{src}" '
+          '--m64 --gen_c_file_name "{tmp}/{x}-6_cuda.cudafe1.cpp" --stub_file_name "{x}-6_cuda.cudafe1.stub.c" '
+          '--module_id_file_name "{tmp}/{x}-4_cuda.module_id" "{tmp}/{x}-5_cuda.cpp4.ii"')
+CICC = ('"$CICC_PATH/cicc" --c++17 --orig_src_file_name "{src}" -arch compute_90 -m64 '
+        '--include_file_name "{x}-3_cuda.fatbin.c" -tused --module_id_file_name "{tmp}/{x}-4_cuda.module_id" '
+        '--gen_c_file_name "{tmp}/{x}-6_cuda.cudafe1.c" --stub_file_name "{tmp}/{x}-6_cuda.cudafe1.stub.c" '
+        '--gen_device_file_name "{tmp}/{x}-6_cuda.cudafe1.gpu" "{tmp}/{x}-7_cuda.cpp1.ii" -o "{tmp}/{x}-6_cuda.ptx"')
+
+
+def test_two_builds_of_one_flag_set_have_one_zygote():
+    a = fe_fork.parse(CUDAFE.format(src="/b/one/cuda.cu", tmp="/tmp/w1", x="tmpxft_0001_00000000"))
+    b = fe_fork.parse(CUDAFE.format(src="/b/two/cuda.cu", tmp="/tmp/w2", x="tmpxft_0777_00000000"))
+    assert a is not None and b is not None
+    assert a.key == b.key and a.argv == b.argv
+    assert "--orig_src_file_name" in a.argv and "cuda.cu" in a.argv and "/b/one/cuda.cu" not in a.argv
+    assert a.input == "/tmp/w1/tmpxft_0001_00000000-5_cuda.cpp4.ii"
+    c = fe_fork.parse(CICC.format(src="/b/one/cuda.cu", tmp="/tmp/w1", x="tmpxft_0001_00000000"))
+    assert c is not None and c.tool == "cicc" and c.key != a.key
+    moved = fe_fork.rename_map(c, Path("/w"))
+    # later commands spell the fatbin.c beside the generated files (fatbinary's --embedded-fatbin)
+    assert moved["/tmp/w1/tmpxft_0001_00000000-3_cuda.fatbin.c"] == "/w/mkb_fe.fatbin.c"
+    assert moved["/tmp/w1/tmpxft_0001_00000000-6_cuda.ptx"] == "/w/mkb_fe.ptx"
+    other_flags = fe_fork.parse(CUDAFE.replace("--m64", "--m32").format(src="/b/cuda.cu", tmp="/t", x="x"))
+    assert other_flags is not None and other_flags.key != a.key
+    assert fe_fork.parse("ptxas -arch=sm_90 x.ptx -o x.cubin") is None
+
+
+def test_the_prefix_is_the_probes_common_text_before_their_last_line_marker_of_the_main_file():
+    """The marker that leads into the probe's own line may be spelled otherwise for a build (gcc writes blank
+    lines or a marker by the gap), so the prefix stops before it."""
+    head = b'# 0 "/proc/self/cwd/cuda.cu"\n# 1 "/inc/a.h" 1\nint a;\n# 2 "/proc/self/cwd/cuda.cu" 2\n'
+    a = head + b'# 4 "/proc/self/cwd/cuda.cu"\nint probe_a;\n'
+    b = head + b'# 4 "/proc/self/cwd/cuda.cu"\nint probe_b;\n'
+    assert fe_fork.common_prefix(a, b) == head
+    assert fe_fork.common_prefix(b"int x;\n", b"int y;\n") is None  # no line marker: not preprocessed text
+
+
+def _frontend(tmp_path: Path) -> Path:
+    exe = tmp_path / "frontend"
+    subprocess.run(["gcc", "-O1", "-o", str(exe), str(REPO / "tests" / "data" / "fe_fork_frontend.c")], check=True)
+    return exe
+
+
+@pytest.fixture
+def zygote(tmp_path):
+    """A stand-in front end's zygote on a 200 KB prefix; yields (root, FrontEnd factory, prefix)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    root, exe = tmp_path / "fe", _frontend(tmp_path)
+    lib = fe_fork.build_library(root)
+    prefix = b"".join(b"prelude line %06d\n" % i for i in range(10000))
+    fe0 = fe_fork.FrontEnd("frontend", str(exe), ("{input}",), str(tmp_path / "none.ii"), {})
+    row = fe_fork.start(root, fe0, prefix, {**os.environ, "MKB_FE_IDLE_S": "60"}, lib)
+    assert row["state"] == "started", row
+
+    def build(name: str, rest: bytes) -> tuple[fe_fork.FrontEnd, Path]:
+        work = tmp_path / name
+        work.mkdir()
+        src = tmp_path / f"{name}.ii"
+        src.write_bytes(prefix + rest)
+        return fe_fork.FrontEnd("frontend", str(exe), ("{input}",), str(src), {}), work
+
+    yield root, build, prefix
+    fe_fork.stop_all(root)
+
+
+def test_a_forked_child_reads_on_from_the_build_input(zygote):
+    root, build, prefix = zygote
+    results = {}
+
+    def one(i: int) -> None:
+        fe, work = build(f"b{i}", b"own line of build %d\n" % i * (i + 1) + b"RETURN %d\n" % i)
+        results[i] = fe_fork.fork_run(root, fe, work, wait_s=30), work, Path(fe.input).read_bytes()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(4)]  # four at once from one zygote
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, ((status, how, cpu), work, whole) in results.items():
+        assert how == "forked" and status == i, (how, status)  # main's return value reaches the requester
+        assert (work / "out.txt").read_bytes() == whole  # byte for byte what a fresh process reads
+        assert cpu >= 0
+
+
+def test_exit_statuses_and_a_crash(zygote):
+    root, build, _ = zygote
+    fe, work = build("exit", b"EXIT 7\n")
+    assert fe_fork.fork_run(root, fe, work)[:2] == (7, "forked")
+    fe, work = build("crash", b"CRASH\n")
+    status, how, _ = fe_fork.fork_run(root, fe, work)
+    assert status is None and how == "child died without a status"  # the driver then runs the stock tool
+
+
+def test_a_different_prefix_is_not_served(zygote):
+    root, build, prefix = zygote
+    fe, work = build("other", b"x\n")
+    Path(fe.input).write_bytes(b"PRELUDE" + prefix[7:] + b"x\n")
+    assert fe_fork.fork_run(root, fe, work)[:2] == (None, "prefix differs")
+    assert not (work / "out.txt").exists()
+
+
+def test_a_child_writes_only_its_own_folder(zygote, tmp_path):
+    """The attack: a front end taken over by its input (here, the stand-in obeys a WRITE line) creates a file
+    outside its folder. Run as stock in a plain process it succeeds; forked from the zygote it is denied (the
+    child's Landlock domain), and the build's own output is still written."""
+    root, build, _ = zygote
+    target = tmp_path / "outside" / "planted.txt"
+    target.parent.mkdir()
+    fe, work = build("attack", f"WRITE {target}\nWRITE {tmp_path / 'attack' / 'mine.txt'}\n".encode())
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    res = subprocess.run(fe.command(fe.input), cwd=plain, capture_output=True, text=True)
+    assert f"write {target}: ok" in res.stderr and target.exists()  # unconfined, the attack works
+    target.unlink()
+    err = tmp_path / "attack.err"
+    with open(err, "w") as fh:
+        os.dup2(fh.fileno(), 99)
+    saved = os.dup(2)
+    os.dup2(99, 2)
+    try:
+        status, how, _ = fe_fork.fork_run(root, fe, work)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(99)
+    text = err.read_text()
+    assert (status, how) == (0, "forked"), text
+    assert f"write {target}: denied" in text and not target.exists()
+    assert "mine.txt: ok" in text and (work / "mine.txt").exists()
+
+
+def test_a_stopped_build_stops_its_forked_front_end(zygote, tmp_path):
+    root, build, _ = zygote
+    fe, work = build("sleeper", b"SLEEP 60\n")
+    code = ("import sys; from pathlib import Path; from multikernelbench.backends import fe_fork; "
+            "import json; fe = fe_fork.FrontEnd(**json.loads(sys.argv[1])); "
+            "print(fe_fork.fork_run(Path(sys.argv[2]), fe, Path(sys.argv[3])))")
+    spec = json.dumps({"tool": fe.tool, "exe": fe.exe, "argv": list(fe.argv), "input": fe.input, "names": {}})
+    client = subprocess.Popen([sys.executable, "-c", code, spec, str(root), str(work)])
+    zpid = json.loads((root / fe.key / "zygote.json").read_text())["pid"]
+
+    def children() -> list[int]:
+        out = subprocess.run(["pgrep", "-P", str(zpid)], capture_output=True, text=True).stdout
+        return [int(x) for x in out.split()]
+
+    deadline = time.monotonic() + 30
+    while not children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert children(), "no forked child appeared"
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    deadline = time.monotonic() + 10
+    while children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not children(), "the forked front end outlived its build"
+
+
+def test_an_idle_zygote_ends_itself(tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    root, exe = tmp_path / "fe", _frontend(tmp_path)
+    fe = fe_fork.FrontEnd("frontend", str(exe), ("{input}",), "", {})
+    row = fe_fork.start(root, fe, b"line\n", {**os.environ, "MKB_FE_IDLE_S": "1"}, fe_fork.build_library(root))
+    deadline = time.monotonic() + 20
+    while fe_fork._alive(row["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        os.waitpid(row["pid"], os.WNOHANG)  # our child: reap it once it ends
+    assert not fe_fork._alive(row["pid"]) and not (root / fe.key / "fe.sock").exists()
