@@ -321,6 +321,9 @@ def run(root: Path, cmd: str, workdir: Path, report: Path | None = None) -> int:
     shutil.copyfile(module_id, workdir / f"{STEM}.module_id")
     t0 = time.perf_counter()
     status, how, child_cpu = fork_run(root, fe, workdir)
+    # The forked child is not this process's descendant: its CPU seconds would go uncounted in the driver's
+    # account of a build (nvcc_split adds them from here).
+    (workdir / f"{STEM}.{fe.tool}.cpu").write_text(f"{child_cpu:.3f}")
     if status is None:
         status = subprocess.run(fe.command(fe.input, expand(fe.exe, dict(os.environ))), cwd=workdir).returncode
         how = f"stock: {how}"

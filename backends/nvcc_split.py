@@ -253,14 +253,22 @@ def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None 
         else:
             names = None
     try:
-        return _run_chains(p, host_pch_root, report, source, names)
+        return _run_chains(p, host_pch_root, report, source, names, work)
     finally:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _fe_child_cpu(work: Path | None, tool: str) -> float:
+    """CPU seconds of the forked front end (:mod:`fe_fork` notes them; 0 where it ran stock or not at all)."""
+    try:
+        return float((work / f"{fe_fork.STEM}.{tool}.cpu").read_text()) if work else 0.0
+    except (OSError, ValueError):
+        return 0.0
+
+
 def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source: str,
-                names: list[tuple[bytes, bytes]] | None = None) -> int:
+                names: list[tuple[bytes, bytes]] | None = None, work: Path | None = None) -> int:
     env = environment(p.env_lines)
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
@@ -287,7 +295,7 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
     # Each chain's wall and CPU seconds (its reaped compilers' rusage), for the throughput benchmark's account
     # of where a build's time goes.
     row: dict = {"source": source, "host_wall_s": round(time.time() - t_start, 3),
-                 "host_cpu_s": round(_children_cpu() - cpu, 3)}
+                 "host_cpu_s": round(_children_cpu() - cpu + _fe_child_cpu(work, "cudafe++"), 3)}
     if host.returncode != 0:  # nvcc would have stopped here: the device half's messages would not exist
         try:
             os.killpg(device.pid, signal.SIGKILL)
@@ -298,7 +306,8 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
         return host.returncode
     cpu = _children_cpu()
     d_out, d_err = device.communicate()
-    row.update(device_wall_s=round(time.time() - t_start, 3), device_cpu_s=round(_children_cpu() - cpu, 3))
+    row.update(device_wall_s=round(time.time() - t_start, 3),
+               device_cpu_s=round(_children_cpu() - cpu + _fe_child_cpu(work, "cicc"), 3))
     _echo(h_out, h_err, names)
     _echo(d_out, d_err, names)
     if device.returncode != 0:
@@ -355,21 +364,30 @@ def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, 
     per front end is started on it (not waited for)."""
     import tempfile
 
+    from concurrent.futures import ThreadPoolExecutor
+
     texts: list[list[bytes]] = [[], []]
     fes: list = []
     with tempfile.TemporaryDirectory(prefix="mkb-fe-probe-", dir=tmp_root) as tmp:
         env = {**os.environ, "TMPDIR": tmp}
+        plans = []
         for source, args in probes:
             p = plan(*dry_run(nvcc, args, env))
             found = fe_front_ends(p) if p is not None else None
             if p is None or found is None:
                 return [{"state": "skipped", "why": "nvcc's commands are not the split layout"}]
-            hi, di = found
-            pre = [_same_source_name(c, source) for c in p.host[:hi] + p.device[:di]]
-            res = subprocess.run(["bash", "-c", _script(pre)], env={**environment(p.env_lines), "TMPDIR": tmp},
-                                 capture_output=True, timeout=600)
-            if res.returncode != 0:
-                return [{"state": "failed", "error": res.stderr.decode(errors="replace")[-500:]}]
+            plans.append((p, *found))
+        # Every probe's host and device preprocessing at once: the builds that start meanwhile wait for them.
+        scripts = [_script([_same_source_name(c, source) for c in cmds])
+                   for (source, _), (p, hi, di) in zip(probes, plans) for cmds in (p.host[:hi], p.device[:di])]
+        with ThreadPoolExecutor(len(scripts)) as pool:
+            done = list(pool.map(lambda script: subprocess.run(
+                ["bash", "-c", script], env={**environment(plans[0][0].env_lines), "TMPDIR": tmp},
+                capture_output=True, timeout=600), scripts))
+        failed = [r for r in done if r.returncode != 0]
+        if failed:
+            return [{"state": "failed", "error": failed[0].stderr.decode(errors="replace")[-500:]}]
+        for p, hi, di in plans:
             pair = (fe_fork.parse(p.host[hi]), fe_fork.parse(p.device[di]))
             for k, fe in enumerate(pair):
                 assert fe is not None
