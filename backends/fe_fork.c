@@ -263,20 +263,25 @@ static void serve(void) {
     const char *path = getenv("MKB_FE_SOCK");
     if (!path) return; /* not a zygote: the prefix file simply ends */
     int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un a;
-    memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof a.sun_path) _exit(90);
-    strcpy(a.sun_path, path);
-    char tmp[sizeof a.sun_path + 16];
+    /* A socket's name is at most 107 bytes: bound as /proc/self/fd/<its folder>/<name>.<pid> (a build root may
+     * lie deep), then renamed into place, so that a socket that exists accepts. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) _exit(90);
+    *slash = 0;
+    int dfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct sockaddr_un b;
+    memset(&b, 0, sizeof b);
+    b.sun_family = AF_UNIX;
+    int n = snprintf(b.sun_path, sizeof b.sun_path, "/proc/self/fd/%d/%s.%d", dfd, slash + 1, (int)getpid());
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-    struct sockaddr_un b = a;
-    if (strlen(tmp) >= sizeof b.sun_path) _exit(90);
-    strcpy(b.sun_path, tmp);
     unlink(tmp);
-    /* bound under a temporary name and renamed: a socket that exists accepts */
-    if (ls < 0 || bind(ls, (struct sockaddr *)&b, sizeof b) < 0 || listen(ls, 128) < 0 || rename(tmp, path) < 0)
+    if (ls < 0 || dfd < 0 || n >= (int)sizeof b.sun_path || bind(ls, (struct sockaddr *)&b, sizeof b) < 0 ||
+        listen(ls, 128) < 0 || rename(tmp, path) < 0)
         _exit(90);
+    close(dfd);
     signal(SIGCHLD, SIG_IGN); /* children are reaped by the kernel; their status goes to their requester */
     const char *idle = getenv("MKB_FE_IDLE_S");
     int idle_ms = idle ? atoi(idle) * 1000 : 600000;

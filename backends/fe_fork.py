@@ -189,16 +189,18 @@ def _alive(pid: int) -> bool:
 
 def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Path,
           read: tuple[str, ...] = SYSTEM_READ) -> dict:
-    """Start the zygote of ``fe``'s flag set (unless a live one is there): it parses ``prefix`` and then serves
-    forks on ``root/<key>/fe.sock``; its children may read ``read`` (and write their own folder). Returns a
+    """Start the zygote of ``fe``'s flag set and ``prefix`` (unless a live one is there): it parses the prefix and
+    then serves forks on ``root/<key>-<prefix digest>/fe.sock``; its children may read ``read`` (and write their
+    own folder). One front-end command line may go with several prefixes: flags that only the preprocessor
+    sees (``-O3`` defines ``__OPTIMIZE__``, ``-D...``) change the text, not the front end's arguments. Returns a
     report row; does not wait for the parse."""
-    folder = root / fe.key
+    folder = root / f"{fe.key}-{hashlib.sha256(prefix).hexdigest()[:12]}"
     folder.mkdir(parents=True, exist_ok=True)
     info = folder / "zygote.json"
     try:
         old = json.loads(info.read_text())
         if _alive(int(old["pid"])):
-            return {"state": "present", "tool": fe.tool, "key": fe.key}
+            return {"state": "present", "tool": fe.tool, "key": folder.name}
     except (OSError, ValueError, KeyError, TypeError):
         pass
     (folder / "fe.sock").unlink(missing_ok=True)
@@ -218,7 +220,7 @@ def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Pat
     tmp.write_text(json.dumps({"pid": proc.pid, "tool": fe.tool, "argv": list(fe.argv), "started": time.time(),
                                "prefix_bytes": len(prefix)}))
     os.replace(tmp, info)
-    return {"state": "started", "tool": fe.tool, "key": fe.key, "pid": proc.pid, "prefix_bytes": len(prefix)}
+    return {"state": "started", "tool": fe.tool, "key": folder.name, "pid": proc.pid, "prefix_bytes": len(prefix)}
 
 
 def stop_all(root: Path) -> int:
@@ -247,21 +249,34 @@ def _starts_with(path: str, prefix_path: Path) -> bool:
                 return False
 
 
-def _wait_socket(folder: Path, wait_s: float) -> Path | None:
-    """The zygote's socket once it listens; None when there is no zygote for these flags, it died, or it is not
-    ready within ``wait_s`` (while the warmer's mark stands on the root, the zygote may still be coming)."""
-    sock, info = folder / "fe.sock", folder / "zygote.json"
+def _zygote_for(root: Path, fe: FrontEnd, wait_s: float) -> tuple[Path | None, str]:
+    """(socket, "") of the zygote whose prefix the build's input starts with, once it listens; (None, why) when
+    there is none for these flags and this text, it died, or it is not ready within ``wait_s`` (while the
+    warmer's mark stands on the root, the right zygote may still be coming)."""
     deadline = time.monotonic() + wait_s
+    differ: set[Path] = set()  # folders whose prefix this input does not start with
     while True:
-        if sock.exists():
-            return sock
-        try:
-            pid = int(json.loads(info.read_text())["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pid = None
-        if time.monotonic() > deadline or (pid is None and not warm_wait.warmer_active(folder.parent)) \
-                or (pid is not None and not _alive(pid)):
-            return None
+        found = None
+        for folder in sorted(root.glob(f"{fe.key}-*")):
+            if folder in differ or not (folder / "prefix.ii").exists():
+                continue
+            if _starts_with(fe.input, folder / "prefix.ii"):
+                found = folder
+                break
+            differ.add(folder)
+        if found is not None:
+            if (found / "fe.sock").exists():
+                return found / "fe.sock", ""
+            try:
+                pid = int(json.loads((found / "zygote.json").read_text())["pid"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pid = None
+            if pid is not None and not _alive(pid):
+                return None, "zygote died"
+        elif not warm_wait.warmer_active(root):
+            return None, "prefix differs" if differ else "no zygote"
+        if time.monotonic() > deadline:
+            return None, "not ready in time"
         time.sleep(0.05)
 
 
@@ -273,19 +288,20 @@ def _limit(which: int) -> int:
 def fork_run(root: Path, fe: FrontEnd, workdir: Path, wait_s: float = WAIT_S) -> tuple[int | None, str, float]:
     """(exit status, how, the child's CPU seconds) of ``fe`` run by its zygote in ``workdir``; status None when
     the zygote could not serve it (then nothing of the front end ran and the caller runs the stock one)."""
-    folder = root / fe.key
-    sock_path = _wait_socket(folder, wait_s)
-    if sock_path is None:
-        return None, "no zygote", 0.0
     try:
-        if not _starts_with(fe.input, folder / "prefix.ii"):
-            return None, "prefix differs", 0.0
+        sock_path, why = _zygote_for(root, fe, wait_s)
     except OSError as exc:
         return None, f"unreadable: {exc!r}"[:200], 0.0
+    if sock_path is None:
+        return None, why, 0.0
     fds: list[int] = []
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.connect(str(sock_path))
+            folder_fd = os.open(sock_path.parent, os.O_PATH | os.O_DIRECTORY)
+            try:  # a socket's name is at most 107 bytes; its folder may lie deeper
+                s.connect(f"/proc/self/fd/{folder_fd}/{sock_path.name}")
+            finally:
+                os.close(folder_fd)
             fds = [os.open(workdir, os.O_RDONLY | os.O_DIRECTORY), os.open(fe.input, os.O_RDONLY)]
             payload = _REQUEST.pack(_MAGIC, os.getpriority(os.PRIO_PROCESS, 0), _limit(resource.RLIMIT_AS),
                                     _limit(resource.RLIMIT_CPU), _limit(resource.RLIMIT_DATA))

@@ -129,6 +129,23 @@ def test_a_different_prefix_is_not_served(zygote):
     assert not (work / "out.txt").exists()
 
 
+def test_one_command_line_with_two_prefixes_has_two_zygotes(zygote, tmp_path):
+    """Flags only the preprocessor sees (``-O3`` defines ``__OPTIMIZE__``) change the prelude's text, not the
+    front end's arguments: found on the H200 (2026-12-04), where the ``-O3`` builds met the other set's zygote
+    and all ran stock. Each build is served by the zygote of its own prefix."""
+    root, build, prefix = zygote
+    other = prefix.replace(b"prelude", b"PRELUDE")
+    fe, work = build("plain", b"RETURN 1\n")
+    lib = next(root.glob("fe_fork-*.so"))
+    row = fe_fork.start(root, fe, other, {**os.environ, "MKB_FE_IDLE_S": "60"}, lib)
+    assert row["state"] == "started" and len(list(root.glob(f"{fe.key}-*"))) == 2
+    assert fe_fork.fork_run(root, fe, work)[:2] == (1, "forked")
+    fe2, work2 = build("optimized", b"RETURN 2\n")
+    Path(fe2.input).write_bytes(other + b"RETURN 2\n")
+    assert fe_fork.fork_run(root, fe2, work2)[:2] == (2, "forked")
+    assert (work2 / "out.txt").read_bytes() == other + b"RETURN 2\n"
+
+
 def test_a_child_writes_only_its_own_folder(zygote, tmp_path):
     """The attack: a front end taken over by its input (here, the stand-in obeys a WRITE line) creates a file
     outside its folder. Run as stock in a plain process it succeeds; forked from the zygote it is denied (the
@@ -167,7 +184,8 @@ def test_a_stopped_build_stops_its_forked_front_end(zygote, tmp_path):
             "print(fe_fork.fork_run(Path(sys.argv[2]), fe, Path(sys.argv[3])))")
     spec = json.dumps({"tool": fe.tool, "exe": fe.exe, "argv": list(fe.argv), "input": fe.input, "names": {}})
     client = subprocess.Popen([sys.executable, "-c", code, spec, str(root), str(work)])
-    zpid = json.loads((root / fe.key / "zygote.json").read_text())["pid"]
+    (info,) = root.glob(f"{fe.key}-*/zygote.json")
+    zpid = json.loads(info.read_text())["pid"]
 
     def children() -> list[int]:
         out = subprocess.run(["pgrep", "-P", str(zpid)], capture_output=True, text=True).stdout
@@ -195,4 +213,4 @@ def test_an_idle_zygote_ends_itself(tmp_path):
     while fe_fork._alive(row["pid"]) and time.monotonic() < deadline:
         time.sleep(0.1)
         os.waitpid(row["pid"], os.WNOHANG)  # our child: reap it once it ends
-    assert not fe_fork._alive(row["pid"]) and not (root / fe.key / "fe.sock").exists()
+    assert not fe_fork._alive(row["pid"]) and not (root / row["key"] / "fe.sock").exists()
