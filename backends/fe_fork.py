@@ -38,6 +38,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +147,9 @@ def build_library(root: Path) -> Path:
     if lib.exists():
         return lib
     root.mkdir(parents=True, exist_ok=True)
-    tmp = lib.with_name(f"{lib.name}.{os.getpid()}.tmp")
+    # one name per thread too: the warmer makes each flag set's zygotes in a lane (thread) of its own, and two
+    # lanes racing on one temporary name lost one flag set's zygotes on the H200 (FileNotFoundError)
+    tmp = lib.with_name(f"{lib.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     res = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(tmp), str(SOURCE), "-ldl", "-lpthread"],
                          capture_output=True, text=True, timeout=120)
     if res.returncode != 0:

@@ -214,3 +214,24 @@ def test_an_idle_zygote_ends_itself(tmp_path):
         time.sleep(0.1)
         os.waitpid(row["pid"], os.WNOHANG)  # our child: reap it once it ends
     assert not fe_fork._alive(row["pid"]) and not (root / row["key"] / "fe.sock").exists()
+
+
+def test_lanes_of_one_warmer_build_the_library_at_once(tmp_path):
+    """The warmer makes each flag set's zygotes in a thread of its own; on the H200 two of them racing on one
+    temporary file name lost a flag set (FileNotFoundError)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    errors: list[Exception] = []
+
+    def build() -> None:
+        try:
+            fe_fork.build_library(tmp_path)
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=build) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and [p.suffix for p in tmp_path.iterdir()] == [".so"]
