@@ -119,6 +119,11 @@ class Backend(abc.ABC):
         ``sources``: the run's candidate sources, to be *read* only (e.g. which flag sets they build with)."""
         return None
 
+    def build_cpu_elsewhere(self, build_dir: Path) -> float:
+        """Trusted, after a build: CPU seconds the build had spent in processes that are not the compile
+        worker's descendants (so /proc did not count them), for the build gate's measure of a build's cores."""
+        return 0.0
+
     # ---- in a compile worker (untrusted code runs) ----------------------------------------------------
     def compile(self, source: str, build_dir: Path) -> CompileOutcome:
         """Default: executing the candidate module builds its extensions (load_inline at import time)."""

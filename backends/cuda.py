@@ -163,6 +163,29 @@ class CudaBackend(Backend):
             return Path(self.options["cache_dir"])
         return Path(build_dir) / "ext"
 
+    def build_cpu_elsewhere(self, build_dir: Path) -> float:
+        """The forked front ends' CPU (backends/fe_fork.py: children of the warmer's zygotes, ~12 of a build's
+        ~28 CPU-s on the H200), from the split driver's reports in the build's extension cache. Without it the
+        gate saw half a build's CPU and let twice the builds run at once (H200, 2026-12-04: crowding 2.5). The
+        rows are the build's own writing: each value is capped, and only the gate's concurrency reads them."""
+        import json
+        import math
+
+        total = 0.0
+        for rep in self._cache_dir(build_dir).rglob("mkb_cuda_host_pch.jsonl"):
+            try:
+                lines = rep.read_text(errors="replace").splitlines()[:64]
+            except OSError:
+                continue
+            for line in lines:
+                try:
+                    v = json.loads(line).get("child_cpu_s") if line.startswith("{") else None
+                except ValueError:
+                    continue
+                if isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 600:
+                    total += v
+        return total
+
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
         from multikernelbench.backends.cuda_warm import light_root_of
 

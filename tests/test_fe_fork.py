@@ -235,3 +235,19 @@ def test_lanes_of_one_warmer_build_the_library_at_once(tmp_path):
     for t in threads:
         t.join()
     assert not errors and [p.suffix for p in tmp_path.iterdir()] == [".so"]
+
+
+def test_the_build_gate_counts_the_forked_front_ends_cpu(tmp_path):
+    """The forked children are not the compile worker's descendants, so /proc does not count their CPU; the
+    backend adds what the split driver's reports say (capped: the build writes them)."""
+    from multikernelbench.backends.cuda import CudaBackend
+
+    rep = tmp_path / "ext" / "mkb_abc" / "mkb_cuda_host_pch.jsonl"
+    rep.parent.mkdir(parents=True)
+    rows = [{"fe_fork": "cudafe++", "how": "forked", "status": 0, "child_cpu_s": 5.5},
+            {"fe_fork": "cicc", "how": "forked", "status": 0, "child_cpu_s": 4.25},
+            {"fe_fork": "cicc", "how": "forked", "status": 0, "child_cpu_s": 1e9},  # forged: ignored
+            {"source": "cuda.cu", "host_pch": "used", "host_cpu_s": 7.0}]
+    rep.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    assert CudaBackend().build_cpu_elsewhere(tmp_path) == pytest.approx(9.75)
+    assert CudaBackend().build_cpu_elsewhere(tmp_path / "none") == 0.0

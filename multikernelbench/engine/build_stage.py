@@ -141,6 +141,8 @@ class BuildStage:
                 proc = session.worker.proc
                 if outcome.ok and proc is not None:  # the worker and every compiler it waited for, read before it goes
                     cpu_s = process_cpu_seconds(proc.pid)
+                    if cpu_s is not None:
+                        cpu_s += self.backend.build_cpu_elsewhere(build_dir)
                 session.close()
         seconds = outcome.compile_time_s = time.perf_counter() - t0
         self.trace(who, f"build end after {seconds:.1f} s: "
