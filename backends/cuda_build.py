@@ -35,9 +35,12 @@ module exactly as stock, and change only how the build is carried out:
   set (the split driver derives the module id from the flags); the warmer precompiles it once and each build
   whose output starts with exactly that text includes it (same object, ~3 s instead of ~12 s).
 
-nvcc itself has no precompiled headers (cudafe++'s EDG ones crash on use), so the .cu's own front-end passes
-(cudafe++, cicc) still read the torch headers the candidate includes; ``scripts/compile_time_bench.py``
-measures stock vs this.
+* **Front ends forked from a parse of the prelude.** nvcc itself has no precompiled headers (cudafe++'s and
+  cicc's EDG ones crash on use), so :mod:`multikernelbench.backends.fe_fork` shares the parse instead: the
+  warmer starts each front end once per flag set on the prelude's preprocessed text, and every build's
+  cudafe++ and cicc are forks of it that read on in the build's own text (stock where that cannot serve).
+
+``scripts/compile_time_bench.py`` measures stock vs this.
 """
 
 from __future__ import annotations
