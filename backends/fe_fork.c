@@ -250,6 +250,8 @@ static void become_child(int *fds, const struct request *req, int conn) {
     if (pthread_create(&t, NULL, watch, NULL) != 0) _exit(97);
     if (fchdir(fds[0]) != 0) _exit(96);
     if (confine(fds[0]) != 0) _exit(98);
+    char ack = 'A'; /* taken: the requester stops waiting for the queue and waits for the front end */
+    if (write(conn, &ack, 1) != 1) _exit(95);
     dup2(fds[2], 1);
     dup2(fds[3], 2);
     close(in_fd);
@@ -293,6 +295,10 @@ static void serve(void) {
         }
         int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) continue;
+        /* One connection at a time: a requester that connects and sends nothing (any process that can reach the
+         * socket, a candidate's build-time code included) holds the queue up 2 s at most. */
+        struct timeval two = {2, 0};
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &two, sizeof two);
         int fds[N_FDS];
         struct request req;
         if (recv_request(c, fds, &req) < 0) { close(c); continue; }

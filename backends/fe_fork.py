@@ -53,6 +53,8 @@ SOURCE = Path(__file__).with_name("fe_fork.c")
 STEM = "mkb_fe"
 #: How long a build waits for a zygote that is still parsing the prefix (~6 s of CPU on the dev host).
 WAIT_S = 20.0
+#: How long a build waits for the zygote to take its request (it serves one at a time, ~ms each).
+ACK_S = 10.0
 #: Folders the forked child may read (besides what it was handed): the system's and the toolkit's.
 SYSTEM_READ = ("/usr", "/lib", "/lib64", "/lib32", "/etc", "/opt", "/proc", "/sys", "/dev")
 
@@ -311,7 +313,16 @@ def fork_run(root: Path, fe: FrontEnd, workdir: Path, wait_s: float = WAIT_S) ->
             sys.stdout.flush()
             sys.stderr.flush()
             socket.send_fds(s, [payload], [*fds, 1, 2])
-            data = b""
+            # The zygote takes one request at a time: one that another process holds up (it waits 2 s for each)
+            # must not hold this build up; past ACK_S it runs stock instead.
+            s.settimeout(ACK_S)
+            try:
+                first = s.recv(1)
+            except TimeoutError:
+                return None, "zygote did not answer", 0.0
+            # not the acknowledgement: the child's status came first (it failed its set-up), keep the byte
+            data = b"" if first == b"A" else first
+            s.settimeout(None)
             while True:
                 chunk = s.recv(64)
                 if not chunk:

@@ -146,6 +146,34 @@ def test_one_command_line_with_two_prefixes_has_two_zygotes(zygote, tmp_path):
     assert (work2 / "out.txt").read_bytes() == other + b"RETURN 2\n"
 
 
+def test_a_connection_that_sends_nothing_does_not_hold_up_the_builds(zygote):
+    """The attack: any process that reaches the socket (a candidate's build-time code) connects and sends
+    nothing. The zygote serves one request at a time; without its 2 s receive limit every other build's front
+    end waited for the stalled one (here: the client's own 10 s limit, then stock)."""
+    import socket
+
+    root, build, _ = zygote
+    fe, work = build("victim", b"RETURN 0\n")
+    (folder,) = root.glob(f"{fe.key}-*")
+    sock, deadline = folder / "fe.sock", time.monotonic() + 30
+    while not sock.exists() and time.monotonic() < deadline:  # the zygote is still reading its prefix
+        time.sleep(0.05)
+    stalls = []
+    for _ in range(2):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        fd = os.open(sock.parent, os.O_PATH)
+        s.connect(f"/proc/self/fd/{fd}/{sock.name}")
+        os.close(fd)
+        stalls.append(s)
+    t0 = time.monotonic()
+    try:
+        assert fe_fork.fork_run(root, fe, work)[:2] == (0, "forked")
+    finally:
+        for s in stalls:
+            s.close()
+    assert time.monotonic() - t0 < 8  # two stalls of 2 s each, not the 10 s fallback
+
+
 def test_a_child_writes_only_its_own_folder(zygote, tmp_path):
     """The attack: a front end taken over by its input (here, the stand-in obeys a WRITE line) creates a file
     outside its folder. Run as stock in a plain process it succeeds; forked from the zygote it is denied (the
