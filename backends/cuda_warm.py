@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from multikernelbench.backends import warm_wait
 from multikernelbench.backends.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
@@ -141,14 +141,17 @@ def host_pch_flags(variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> lis
     return found
 
 
-def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]]) -> list[dict[str, Any]]:
-    """Trusted side of :mod:`host_pch`: for each flag set (:func:`host_pch_flags`), the precompiled prelude part
-    of nvcc's final host compile, from a probe ``cuda.cu`` compiled with exactly the arguments a light build's
-    split driver gets (torch's ``$cuda_cflags -c IN -o OUT $cuda_post_cflags``, then the light path's
-    ``-I <shared shim>``). ~40 s of CPU per flag set on the dev host, once per host."""
-    from multikernelbench.backends import host_pch, nvcc_light, nvcc_split
+def _probe_args(v: dict[str, str], probe: Path, shim: Path) -> list[str]:
+    """nvcc's arguments for a probe ``cuda.cu`` exactly as a light build's split driver gets them: torch's
+    ``$cuda_cflags -c IN -o OUT $cuda_post_cflags``, then the light path's ``-I <shared shim>``."""
+    return (shlex.split(v.get("cuda_cflags", "")) + ["-c", str(probe), "-o", str(probe.with_suffix(".o"))]
+            + shlex.split(v.get("cuda_post_cflags", "")) + ["-I", str(shim)])
 
-    light_root = Path(light_root)
+
+def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]],
+                  make: Callable[[str, dict[str, str], Path, Path], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """``make(nvcc, variables, shim, probe folder)``'s report rows for each flag set, each tagged with its
+    variant; a set whose nvcc is not one word is skipped, one that fails is reported (the warmer goes on)."""
     shim = light_root / "include"
     report: list[dict[str, Any]] = []
     for extra, v in flag_sets:
@@ -157,17 +160,31 @@ def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...],
             report.append({"variant": list(extra), "state": "skipped", "why": f"nvcc is {v.get('nvcc')!r}"})
             continue
         try:
+            from multikernelbench.backends import nvcc_light
+
             nvcc_light.write_shim(shim)
             with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
-                probe = Path(tmp) / "cuda.cu"
-                probe.write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
-                args = (shlex.split(v.get("cuda_cflags", "")) + ["-c", str(probe), "-o", str(Path(tmp) / "cuda.cuda.o")]
-                        + shlex.split(v.get("cuda_post_cflags", "")) + ["-I", str(shim)])
-                report.append({"variant": list(extra),
-                               **nvcc_split.make_host_pch(nvcc[0], args, light_root / "host", tmp_root=tmp)})
+                rows = make(nvcc[0], v, shim, Path(tmp))
+            report.extend({"variant": list(extra), **row} for row in rows)
         except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
             report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
     return report
+
+
+def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]]) -> list[dict[str, Any]]:
+    """Trusted side of :mod:`host_pch`: for each flag set (:func:`host_pch_flags`), the precompiled prelude part
+    of nvcc's final host compile, from a probe ``cuda.cu`` compiled with exactly the arguments a light build's
+    split driver gets (:func:`_probe_args`). ~40 s of CPU per flag set on the dev host, once per host."""
+    from multikernelbench.backends import host_pch, nvcc_split
+
+    light_root = Path(light_root)
+
+    def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
+        probe = tmp / "cuda.cu"
+        probe.write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
+        return [nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, shim), light_root / "host", tmp_root=str(tmp))]
+
+    return _per_flag_set(light_root, flag_sets, make)
 
 
 def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]]) -> list[dict[str, Any]]:
@@ -175,36 +192,25 @@ def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], 
     preprocessed prelude, serving forks to builds (two probe compiles' preprocessing, ~4 s of CPU, then each
     zygote's parse in the background). The zygotes stay in the warmer's process group: :meth:`PchWarmer.stop`
     ends them with the run."""
-    from multikernelbench.backends import fe_fork, host_pch, nvcc_light, nvcc_split
+    from multikernelbench.backends import fe_fork, host_pch, nvcc_split
 
     light_root = Path(light_root)
-    shim, root = light_root / "include", light_root / "fe"
-    report: list[dict[str, Any]] = []
+    root = light_root / "fe"
     try:
         lib = fe_fork.build_library(root)
     except Exception as exc:  # noqa: BLE001 - no gcc: the builds run the stock front ends
         return [{"state": "error", "error": repr(exc)[:500]}]
-    for extra, v in flag_sets:
-        nvcc = shlex.split(v.get("nvcc", "nvcc"))
-        if len(nvcc) != 1:
-            report.append({"variant": list(extra), "state": "skipped", "why": f"nvcc is {v.get('nvcc')!r}"})
-            continue
-        try:
-            nvcc_light.write_shim(shim)
-            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
-                probes = []
-                for body in ("a", "b"):  # two bodies: what their preprocessed texts share is the prelude's
-                    probe = Path(tmp) / body / "cuda.cu"
-                    probe.parent.mkdir()
-                    probe.write_text(host_pch.PRELUDE + f"int mkb_fe_probe_{body};\n")
-                    probes.append((str(probe), shlex.split(v.get("cuda_cflags", ""))
-                                   + ["-c", str(probe), "-o", str(probe.with_suffix(".o"))]
-                                   + shlex.split(v.get("cuda_post_cflags", "")) + ["-I", str(shim)]))
-                rows = nvcc_split.make_fe_zygotes(nvcc[0], probes, root, lib, tmp_root=tmp)
-            report.extend({"variant": list(extra), **row} for row in rows)
-        except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
-            report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
-    return report
+
+    def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
+        probes = []
+        for body in ("a", "b"):  # two bodies: what their preprocessed texts share is the prelude's
+            probe = tmp / body / "cuda.cu"
+            probe.parent.mkdir()
+            probe.write_text(host_pch.PRELUDE + f"int mkb_fe_probe_{body};\n")
+            probes.append((str(probe), _probe_args(v, probe, shim)))
+        return nvcc_split.make_fe_zygotes(nvcc, probes, root, lib, tmp_root=str(tmp))
+
+    return _per_flag_set(light_root, flag_sets, make)
 
 
 def stop_zygotes(light_root: Path, pgid: int) -> int:
