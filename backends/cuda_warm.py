@@ -200,6 +200,10 @@ def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], 
         lib = fe_fork.build_library(root)
     except Exception as exc:  # noqa: BLE001 - no gcc: the builds run the stock front ends
         return [{"state": "error", "error": repr(exc)[:500]}]
+    from multikernelbench.util import seccomp
+
+    # the forked front ends get the compile workers' deny list (the kernel sandbox: engine/kernel_sandbox.py)
+    deny = seccomp.build_filter(allow_netlink=False).hex() if seccomp.available() else ""
 
     def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
         probes = []
@@ -208,7 +212,7 @@ def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], 
             probe.parent.mkdir()
             probe.write_text(host_pch.PRELUDE + f"int mkb_fe_probe_{body};\n")
             probes.append((str(probe), _probe_args(v, probe, shim)))
-        return nvcc_split.make_fe_zygotes(nvcc, probes, root, lib, tmp_root=str(tmp))
+        return nvcc_split.make_fe_zygotes(nvcc, probes, root, lib, tmp_root=str(tmp), seccomp_hex=deny)
 
     return _per_flag_set(light_root, flag_sets, make)
 

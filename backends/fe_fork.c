@@ -11,15 +11,16 @@
  * relative names of the zygote's command line, into the build's folder.
  *
  * The child is confined before it reads a byte of the build's input: its own session (the host's scheduler
- * groups it like the build's other compilers), the requester's resource limits and nice, no_new_privs and a
+ * groups it like the build's other compilers), the requester's resource limits and nice, no_new_privs, a
  * Landlock domain that may read the system folders and write only the build's folder (and no TCP where the
- * kernel has Landlock ABI 4). Where Landlock cannot be applied the child exits 98 and the driver runs the stock
+ * kernel has Landlock ABI 4) and the compile workers' seccomp deny list (no socket but AF_UNIX, ...). Where Landlock cannot be applied the child exits 98 and the driver runs the stock
  * front end inside the build's own sandbox: never a weaker path. It reports its exit status on the request's
  * connection (from exit(), _exit() or main's return) and dies when that connection closes (the build was
  * stopped).
  *
  * Environment (zygote only): MKB_FE_INPUT (the prefix file, as on the command line), MKB_FE_SOCK (the socket
- * to listen on), MKB_FE_READ (':'-separated folders the child may read), MKB_FE_IDLE_S (the zygote exits after
+ * to listen on), MKB_FE_READ (':'-separated folders the child may read), MKB_FE_SECCOMP (the BPF program, hex),
+ * MKB_FE_IDLE_S (the zygote exits after
  * that many seconds without a request, default 600: the warmer's stop kills it, this covers a run that was
  * killed itself).
  */
@@ -27,7 +28,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -228,6 +231,24 @@ static int confine(int workdir) {
     return ok ? 0 : -1;
 }
 
+/* The compile workers' seccomp deny list (multikernelbench/util/seccomp.py, built by the trusted warmer and
+ * handed over as hex in MKB_FE_SECCOMP): no sockets but AF_UNIX, no namespaces, no ptrace, ... */
+static int filter_syscalls(void) {
+    const char *hex = getenv("MKB_FE_SECCOMP");
+    if (!hex || !*hex) return 0; /* the warmer found no seccomp on this kernel: Landlock alone, as the workers */
+    size_t n = strlen(hex) / 2;
+    if (n == 0 || n % sizeof(struct sock_filter) != 0) return -1;
+    unsigned char *code = malloc(n);
+    if (!code) return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned int byte;
+        if (sscanf(hex + 2 * i, "%2x", &byte) != 1) { free(code); return -1; }
+        code[i] = (unsigned char)byte;
+    }
+    struct sock_fprog prog = {(unsigned short)(n / sizeof(struct sock_filter)), (struct sock_filter *)code};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 ? 0 : -1;
+}
+
 static void limit(int resource, uint64_t value) {
     struct rlimit r;
     if (value == (uint64_t)RLIM_INFINITY || getrlimit(resource, &r) != 0) return;
@@ -246,10 +267,11 @@ static void become_child(int *fds, const struct request *req, int conn) {
     limit(RLIMIT_AS, req->as_limit);
     limit(RLIMIT_CPU, req->cpu_limit);
     limit(RLIMIT_DATA, req->data_limit);
+    if (fchdir(fds[0]) != 0) _exit(96);
+    if (confine(fds[0]) != 0 || filter_syscalls() != 0) _exit(98);
+    /* after the confinement, which binds only the calling thread and what it starts later */
     pthread_t t;
     if (pthread_create(&t, NULL, watch, NULL) != 0) _exit(97);
-    if (fchdir(fds[0]) != 0) _exit(96);
-    if (confine(fds[0]) != 0) _exit(98);
     char ack = 'A'; /* taken: the requester stops waiting for the queue and waits for the front end */
     if (write(conn, &ack, 1) != 1) _exit(95);
     dup2(fds[2], 1);

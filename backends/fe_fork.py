@@ -193,10 +193,10 @@ def _alive(pid: int) -> bool:
 
 
 def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Path,
-          read: tuple[str, ...] = SYSTEM_READ) -> dict:
+          read: tuple[str, ...] = SYSTEM_READ, seccomp_hex: str = "") -> dict:
     """Start the zygote of ``fe``'s flag set and ``prefix`` (unless a live one is there): it parses the prefix and
     then serves forks on ``root/<key>-<prefix digest>/fe.sock``; its children may read ``read`` (and write their
-    own folder). One front-end command line may go with several prefixes: flags that only the preprocessor
+    own folder), under the seccomp program ``seccomp_hex`` (the compile workers'). One front-end command line may go with several prefixes: flags that only the preprocessor
     sees (``-O3`` defines ``__OPTIMIZE__``, ``-D...``) change the text, not the front end's arguments. Returns a
     report row; does not wait for the parse."""
     folder = root / f"{fe.key}-{hashlib.sha256(prefix).hexdigest()[:12]}"
@@ -220,7 +220,8 @@ def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Pat
         proc = subprocess.Popen(fe.command(str(pre), exe), cwd=work, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=log,
                                 env={**env, "TMPDIR": str(work), "LD_PRELOAD": str(lib), "MKB_FE_INPUT": str(pre),
-                                     "MKB_FE_SOCK": str(folder / "fe.sock"), "MKB_FE_READ": ":".join(read)})
+                                     "MKB_FE_SOCK": str(folder / "fe.sock"), "MKB_FE_READ": ":".join(read),
+                                     "MKB_FE_SECCOMP": seccomp_hex})
     tmp = folder / f"zygote.json.{os.getpid()}.tmp"
     tmp.write_text(json.dumps({"pid": proc.pid, "tool": fe.tool, "argv": list(fe.argv), "started": time.time(),
                                "prefix_bytes": len(prefix)}))

@@ -357,7 +357,7 @@ def make_host_pch(nvcc: str, args: list[str], root: Path, tmp_root: str | None =
 
 
 def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, lib: Path,
-                    tmp_root: str | None = None) -> list[dict]:
+                    tmp_root: str | None = None, seccomp_hex: str = "") -> list[dict]:
     """Trusted warmer's side of :mod:`fe_fork`: ``probes`` are two (source, nvcc arguments) that compile only
     load_inline's prelude plus different one-line bodies, with exactly a build's flags. Their preprocessing runs
     here (as a build's would under ``--fe-fork``); what the two share is each front end's prefix, and a zygote
@@ -401,7 +401,8 @@ def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, 
             rows.append({"state": "failed", "tool": fe.tool, "error": "no prelude prefix in the probes"})
             continue
         cuda_home = str(Path(shutil.which(nvcc, path=env.get("PATH")) or nvcc).resolve().parent.parent)
-        rows.append(fe_fork.start(root, fe, prefix, env, lib, read=(*fe_fork.SYSTEM_READ, cuda_home)))
+        rows.append(fe_fork.start(root, fe, prefix, env, lib, read=(*fe_fork.SYSTEM_READ, cuda_home),
+                                  seccomp_hex=seccomp_hex))
     return rows
 
 

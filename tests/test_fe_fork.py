@@ -79,7 +79,10 @@ def zygote(tmp_path):
     lib = fe_fork.build_library(root)
     prefix = b"".join(b"prelude line %06d\n" % i for i in range(10000))
     fe0 = fe_fork.FrontEnd("frontend", str(exe), ("{input}",), str(tmp_path / "none.ii"), {})
-    row = fe_fork.start(root, fe0, prefix, {**os.environ, "MKB_FE_IDLE_S": "60"}, lib)
+    from multikernelbench.util import seccomp
+
+    deny = seccomp.build_filter().hex() if seccomp.available() else ""  # as cuda_warm.warm_fe_fork hands it over
+    row = fe_fork.start(root, fe0, prefix, {**os.environ, "MKB_FE_IDLE_S": "60"}, lib, seccomp_hex=deny)
     assert row["state"] == "started", row
 
     def build(name: str, rest: bytes) -> tuple[fe_fork.FrontEnd, Path]:
@@ -175,17 +178,18 @@ def test_a_connection_that_sends_nothing_does_not_hold_up_the_builds(zygote):
 
 
 def test_a_child_writes_only_its_own_folder(zygote, tmp_path):
-    """The attack: a front end taken over by its input (here, the stand-in obeys a WRITE line) creates a file
-    outside its folder. Run as stock in a plain process it succeeds; forked from the zygote it is denied (the
-    child's Landlock domain), and the build's own output is still written."""
+    """The attack: a front end taken over by its input (here, the stand-in obeys its lines) creates a file outside
+    its folder and opens a UDP socket. Run as stock in a plain process both succeed; forked from the zygote both
+    are denied (the child's Landlock domain and seccomp filter), and the build's own output is still written."""
     root, build, _ = zygote
     target = tmp_path / "outside" / "planted.txt"
     target.parent.mkdir()
-    fe, work = build("attack", f"WRITE {target}\nWRITE {tmp_path / 'attack' / 'mine.txt'}\n".encode())
+    fe, work = build("attack", f"WRITE {target}\nWRITE {tmp_path / 'attack' / 'mine.txt'}\nSOCKET\n".encode())
     plain = tmp_path / "plain"
     plain.mkdir()
     res = subprocess.run(fe.command(fe.input), cwd=plain, capture_output=True, text=True)
     assert f"write {target}: ok" in res.stderr and target.exists()  # unconfined, the attack works
+    assert "udp socket: ok" in res.stderr
     target.unlink()
     err = tmp_path / "attack.err"
     with open(err, "w") as fh:
@@ -202,6 +206,10 @@ def test_a_child_writes_only_its_own_folder(zygote, tmp_path):
     assert (status, how) == (0, "forked"), text
     assert f"write {target}: denied" in text and not target.exists()
     assert "mine.txt: ok" in text and (work / "mine.txt").exists()
+    from multikernelbench.util import seccomp
+
+    if seccomp.available():  # the compile workers' deny list: no socket but AF_UNIX
+        assert "udp socket: denied" in text, text
 
 
 def test_a_stopped_build_stops_its_forked_front_end(zygote, tmp_path):

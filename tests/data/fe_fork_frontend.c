@@ -2,12 +2,14 @@
  * and cicc do and, like them, opens its output only at the end: every byte read goes to out.txt in its working
  * folder. It obeys lines of the input:
  * "WRITE <path>" tries to create <path> (what an attacker who took over a compiler would do; it reports
- * "write <path>: ok" or "... denied" on stderr), "CRASH" dies of SIGSEGV, "SLEEP <s>" sleeps, "EXIT <n>" calls
+ * "write <path>: ok" or "... denied" on stderr), "SOCKET" opens a UDP socket (the same, "udp socket: ..."),
+ * "CRASH" dies of SIGSEGV, "SLEEP <s>" sleeps, "EXIT <n>" calls
  * exit(n), "RETURN <n>" returns n from main. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
@@ -28,6 +30,9 @@ int main(int argc, char **argv) {
             FILE *f = fopen(line + 6, "w");
             fprintf(stderr, "write %s: %s\n", line + 6, f ? "ok" : "denied");
             if (f) fclose(f);
+        } else if (strcmp(line, "SOCKET") == 0) {
+            int fd = socket(AF_INET, SOCK_DGRAM, 0);
+            fprintf(stderr, "udp socket: %s\n", fd >= 0 ? "ok" : "denied");
         } else if (strcmp(line, "CRASH") == 0) {
             raise(SIGSEGV);
         } else if (strncmp(line, "SLEEP ", 6) == 0) {
