@@ -151,7 +151,10 @@ def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(t
         fe_probe.write_text(PRELUDE + f"int mkb_fe_probe_{body};\n")
         probes.append((str(fe_probe), flags + ["-c", str(fe_probe), "-o", str(fe_probe.with_suffix(".o")),
                                                "-I", str(shim)]))
-    rows = nvcc_split.make_fe_zygotes(NVCC, probes, fe_root, fe_fork.build_library(fe_root))
+    from multikernelbench.util import seccomp
+
+    deny = seccomp.build_filter().hex() if seccomp.available() else ""  # as cuda_warm.warm_fe_fork hands it over
+    rows = nvcc_split.make_fe_zygotes(NVCC, probes, fe_root, fe_fork.build_library(fe_root), seccomp_hex=deny)
     assert [r["state"] for r in rows] == ["started", "started"], rows
     try:
         (build / "cuda.cu").write_text(PRELUDE + _cuda_sources(REPO / "solutions" / "cuda" / "activation.relu.py"))
