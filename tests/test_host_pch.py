@@ -141,9 +141,6 @@ def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(t
     build.mkdir()
     (probe / "cuda.cu").write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
     assert host_pch.PRELUDE == PRELUDE  # the prelude the warmer precompiles is load_inline's
-    made = nvcc_split.make_host_pch(NVCC, flags + ["-c", str(probe / "cuda.cu"), "-o", str(probe / "cuda.o"),
-                                                   "-I", str(shim)], root)
-    assert made["state"] == "made", made
     fe_root, probes = tmp_path / "fe", []
     for body in ("a", "b"):  # as cuda_warm.warm_fe_fork makes them
         fe_probe = tmp_path / "fe_probe" / body / "cuda.cu"
@@ -156,7 +153,10 @@ def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(t
     deny = seccomp.build_filter().hex() if seccomp.available() else ""  # as cuda_warm.warm_fe_fork hands it over
     rows = nvcc_split.make_fe_zygotes(NVCC, probes, fe_root, fe_fork.build_library(fe_root), seccomp_hex=deny)
     assert [r["state"] for r in rows] == ["started", "started"], rows
-    try:
+    try:  # the host prefix after the zygotes' start: they parse the prelude meanwhile, as in a run's warmer
+        made = nvcc_split.make_host_pch(NVCC, flags + ["-c", str(probe / "cuda.cu"), "-o", str(probe / "cuda.o"),
+                                                       "-I", str(shim)], root)
+        assert made["state"] == "made", made
         (build / "cuda.cu").write_text(PRELUDE + _cuda_sources(REPO / "solutions" / "cuda" / "activation.relu.py"))
         args = flags + ["-c", str(build / "cuda.cu"), "-o", str(build / "cuda.cuda.o"), "-I", str(shim)]
         objects = {}
