@@ -171,8 +171,10 @@ class CudaBackend(Backend):
         import json
         import math
 
+        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+
         total = 0.0
-        for rep in self._cache_dir(build_dir).rglob("mkb_cuda_host_pch.jsonl"):
+        for rep in self._cache_dir(build_dir).rglob(FastExtensionBuilder.HOST_PCH_REPORT):
             try:
                 lines = rep.read_text(errors="replace").splitlines()[:64]
             except OSError:

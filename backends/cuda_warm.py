@@ -152,6 +152,8 @@ def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[
                   make: Callable[[str, dict[str, str], Path, Path], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """``make(nvcc, variables, shim, probe folder)``'s report rows for each flag set, each tagged with its
     variant; a set whose nvcc is not one word is skipped, one that fails is reported (the warmer goes on)."""
+    from multikernelbench.backends import nvcc_light
+
     shim = light_root / "include"
     report: list[dict[str, Any]] = []
     for extra, v in flag_sets:
@@ -160,8 +162,6 @@ def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[
             report.append({"variant": list(extra), "state": "skipped", "why": f"nvcc is {v.get('nvcc')!r}"})
             continue
         try:
-            from multikernelbench.backends import nvcc_light
-
             nvcc_light.write_shim(shim)
             with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
                 rows = make(nvcc[0], v, shim, Path(tmp))
@@ -220,16 +220,9 @@ def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], 
 def stop_zygotes(light_root: Path, pgid: int) -> int:
     """Kill the front-end zygotes (:func:`warm_fe_fork`) still in process group ``pgid`` (a warmer's); returns how
     many. By the pid each zygote recorded, checked against the group: a pid reused since is left alone."""
-    n = 0
-    for info in (Path(light_root) / "fe").glob("*/zygote.json"):
-        try:
-            pid = int(json.loads(info.read_text())["pid"])
-            if os.getpgid(pid) == pgid:
-                os.kill(pid, 9)
-                n += 1
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-    return n
+    from multikernelbench.backends import fe_fork
+
+    return fe_fork.stop_all(Path(light_root) / "fe", pgid)
 
 
 def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],

@@ -80,7 +80,7 @@ class FrontEnd:
 
     tool: str  # cudafe++ or cicc
     exe: str  # the command's first word as written (may be "$CICC_PATH/cicc")
-    argv: tuple[str, ...]  # the rest, names fixed, input replaced by "{input}", ignored flags dropped
+    argv: tuple[str, ...]  # the rest: file names fixed, the source's name cut to its base, input "{input}"
     input: str
     names: dict[str, str]  # stock file name as written -> fixed relative name
 
@@ -229,14 +229,27 @@ def start(root: Path, fe: FrontEnd, prefix: bytes, env: dict[str, str], lib: Pat
     return {"state": "started", "tool": fe.tool, "key": folder.name, "pid": proc.pid, "prefix_bytes": len(prefix)}
 
 
-def stop_all(root: Path) -> int:
-    """Kill every zygote recorded under ``root`` (tests; a run's zygotes die with the warmer's process group)."""
-    n = 0
+def zygote_pids(root: Path) -> list[int]:
+    """The pid each zygote under ``root`` recorded (alive or not)."""
+    pids = []
     for info in root.glob("*/zygote.json"):
         try:
-            os.kill(int(json.loads(info.read_text())["pid"]), 9)
-            n += 1
+            pids.append(int(json.loads(info.read_text())["pid"]))
         except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return pids
+
+
+def stop_all(root: Path, pgid: int | None = None) -> int:
+    """Kill the zygotes recorded under ``root`` (with ``pgid``: only those still in that process group, so that
+    a pid reused since is left alone); returns how many."""
+    n = 0
+    for pid in zygote_pids(root):
+        try:
+            if pgid is None or os.getpgid(pid) == pgid:
+                os.kill(pid, 9)
+                n += 1
+        except OSError:
             pass
     return n
 

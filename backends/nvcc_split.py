@@ -199,11 +199,11 @@ def _message_names(p: Plan, source: str) -> list[tuple[bytes, bytes]]:
     return pairs
 
 
-def fe_front_ends(p: Plan) -> tuple[int, int] | None:
-    """Indexes of cudafe++ in the host chain and cicc in the device chain, when :mod:`fe_fork` knows both."""
-    host = [i for i, c in enumerate(p.host) if _tool(c) == "cudafe++" and fe_fork.parse(c) is not None]
-    dev = [i for i, c in enumerate(p.device) if _tool(c) == "cicc" and fe_fork.parse(c) is not None]
-    return (host[0], dev[0]) if len(host) == 1 and len(dev) == 1 else None
+def fe_front_ends(p: Plan) -> tuple[int, fe_fork.FrontEnd, int, fe_fork.FrontEnd] | None:
+    """cudafe++ in the host chain and cicc in the device chain (index, parsed), when :mod:`fe_fork` knows both."""
+    host = [(i, fe) for i, c in enumerate(p.host) if _tool(c) == "cudafe++" and (fe := fe_fork.parse(c))]
+    dev = [(i, fe) for i, c in enumerate(p.device) if _tool(c) == "cicc" and (fe := fe_fork.parse(c))]
+    return (*host[0], *dev[0]) if len(host) == 1 and len(dev) == 1 else None
 
 
 def with_fe_fork(p: Plan, root: Path, report: Path | None, source: str) -> tuple[Plan, Path] | None:
@@ -213,9 +213,7 @@ def with_fe_fork(p: Plan, root: Path, report: Path | None, source: str) -> tuple
     found = fe_front_ends(p)
     if found is None:
         return None
-    hi, di = found
-    host_fe, dev_fe = fe_fork.parse(p.host[hi]), fe_fork.parse(p.device[di])
-    assert host_fe is not None and dev_fe is not None
+    hi, host_fe, di, dev_fe = found
     tmp = next((os.path.dirname(n) for n in host_fe.names if os.path.isabs(n)), None)
     if not tmp:
         return None
@@ -245,13 +243,10 @@ def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None 
               report: Path | None = None, fe_root: Path | None = None) -> int:
     Path(p.module_id_file).write_text(module_identifier(source, args))
     work, names = None, None
-    if fe_root is not None:
-        names = _message_names(p, source)
-        forked = with_fe_fork(p, fe_root, report, source)
-        if forked is not None:
-            p, work = forked
-        else:
-            names = None
+    forked = with_fe_fork(p, fe_root, report, source) if fe_root is not None else None
+    if forked is not None:
+        names = _message_names(p, source)  # from the stock commands, before the plan is rewritten
+        p, work = forked
     try:
         return _run_chains(p, host_pch_root, report, source, names, work)
     finally:
@@ -376,10 +371,10 @@ def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, 
             found = fe_front_ends(p) if p is not None else None
             if p is None or found is None:
                 return [{"state": "skipped", "why": "nvcc's commands are not the split layout"}]
-            plans.append((p, *found))
+            plans.append((p, found))
         # Every probe's host and device preprocessing at once: the builds that start meanwhile wait for them.
         scripts = [_script([_same_source_name(c, source) for c in cmds])
-                   for (source, _), (p, hi, di) in zip(probes, plans) for cmds in (p.host[:hi], p.device[:di])]
+                   for (source, _), (p, (hi, _, di, _)) in zip(probes, plans) for cmds in (p.host[:hi], p.device[:di])]
         with ThreadPoolExecutor(len(scripts)) as pool:
             done = list(pool.map(lambda script: subprocess.run(
                 ["bash", "-c", script], env={**environment(plans[0][0].env_lines), "TMPDIR": tmp},
@@ -387,12 +382,10 @@ def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, 
         failed = [r for r in done if r.returncode != 0]
         if failed:
             return [{"state": "failed", "error": failed[0].stderr.decode(errors="replace")[-500:]}]
-        for p, hi, di in plans:
-            pair = (fe_fork.parse(p.host[hi]), fe_fork.parse(p.device[di]))
-            for k, fe in enumerate(pair):
-                assert fe is not None
+        for p, (_, host_fe, _, dev_fe) in plans:
+            for k, fe in enumerate((host_fe, dev_fe)):
                 texts[k].append(Path(fe.input).read_bytes())
-            fes.append((pair, environment(p.env_lines)))
+            fes.append(((host_fe, dev_fe), environment(p.env_lines)))
     rows = []
     for k in range(2):
         fe, env = fes[0][0][k], fes[0][1]

@@ -287,3 +287,14 @@ def test_the_build_gate_counts_the_forked_front_ends_cpu(tmp_path):
     rep.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
     assert CudaBackend().build_cpu_elsewhere(tmp_path) == pytest.approx(9.75)
     assert CudaBackend().build_cpu_elsewhere(tmp_path / "none") == 0.0
+
+
+def test_a_warmers_stop_ends_only_the_zygotes_of_its_process_group(zygote):
+    """PchWarmer.stop ends its zygotes by the pids they recorded, checked against the warmer's process group (a
+    pid reused since by another process is left alone); here the zygote is this test process's child."""
+    root, _, _ = zygote
+    (pid,) = fe_fork.zygote_pids(root)
+    assert fe_fork.stop_all(root, pgid=os.getpgid(0) + 1_000_000) == 0 and fe_fork._alive(pid)
+    assert fe_fork.stop_all(root, pgid=os.getpgid(0)) == 1
+    os.waitpid(pid, 0)
+    assert not fe_fork._alive(pid)
