@@ -136,24 +136,40 @@ def missing_pch_variants(backend) -> list[tuple[str, ...]]:
         return []
 
 
-def warm_pch_first(backend, show_progress: bool, console) -> None:
-    """Make the missing precompiled headers before the run, one process per flag set, side by side.
+#: Wall seconds one flag set's precompiled torch/extension.h takes on one idle core of the 2-core dev host
+#: (43-46 s measured: benchmarks/first_run/). Only for the estimate the demo prints.
+PCH_SET_S = 45.0
 
-    The engine never makes a build wait for the PCH: its warmer runs beside the builds. On a machine that
+
+def pch_estimate_s(n_sets: int, cores: int) -> float:
+    """Rough wall time for making ``n_sets`` headers side by side on ``cores`` idle cores."""
+    return PCH_SET_S * math.ceil(n_sets / max(1, min(cores, n_sets)))
+
+
+def warm_pch_first(backend, show_progress: bool, console) -> None:
+    """Make the missing precompiled headers before the run, one process per flag set, side by side, not niced.
+
+    The engine never makes a build wait for the PCH: its warmer runs beside the builds, niced. On a machine that
     has never built one (a newcomer's first ``mkb demo``) that means every build of the run reads torch's
     headers as text (~2x the CPU) while the warmer competes for the same cores, and the warmer is stopped
-    when the run ends, so the next run starts over. Waiting for it once (~1 min on 2 cores) makes this run
-    faster and leaves the headers for every later run (``~/.cache/multikernelbench/pch``).
+    when the run ends, so the next run starts over. Waiting for it once makes this run faster and leaves the
+    headers for every later run. Not niced: nothing of this run competes with it, and a niced warmer on a
+    host busy with other people's work took 298 s instead of ~50 (the issue that asked for this).
     """
     missing = missing_pch_variants(backend)
     if not missing:
         return
     from multikernelbench.backends.cuda_warm import PchWarmer
     from multikernelbench.engine.progress import Progress
+    from multikernelbench.util.procs import usable_cores
 
-    console.print(f"  first C++ run on this machine: precompiling torch/extension.h once for {len(missing)} flag "
-                  f"set(s) (~1 min on 2 cores; later runs reuse {backend.pch_root()})", highlight=False)
-    warmers = [PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=(v,)) for v in missing]
+    cores = usable_cores()
+    est = pch_estimate_s(len(missing), cores)
+    console.print(f"  first C++ run on this machine: making torch's precompiled header (torch/extension.h) for "
+                  f"{len(missing)} compiler-flag set(s) the demo's kernels use, so that each C++ build parses "
+                  f"torch's headers in about half the CPU; once per machine, ~{est:.0f} s on {cores} idle "
+                  f"core(s), longer on a busy host; kept in {backend.pch_root()}", highlight=False)
+    warmers = [PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=(v,), background=False) for v in missing]
     try:
         with Progress(enabled=show_progress) as bar:
             bar.add("pch", len(warmers))
