@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, console as make_console, engine_config, json_printer, print_table
+from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._usage import check_backend, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.engine.runner import Runner
@@ -193,7 +194,8 @@ def add_parser(sub) -> None:
                    help="every shipped solution of the backend with the usual limits (~15-20 min cold on 2 cores), "
                         "instead of the quick set")
     # None = the mode's own default (quick: demo-sized limits; --full: the usual ones).
-    p.set_defaults(func=run, db="mkb-demo.sqlite", timing_budget_s=None, run_timeout=None)
+    p.set_defaults(func=run, stop_notice=results_notice, db="mkb-demo.sqlite", timing_budget_s=None,
+                   run_timeout=None)
 
 
 def _geomean(xs: list[float]) -> float | None:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
+from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
@@ -36,7 +37,7 @@ def add_parser(sub) -> None:
                    help="builds as Ray tasks, device stages as Ray actors; ADDRESS of a running cluster "
                         "(auto, host:6379, ray://host:10001), none = a Ray instance on this machine "
                         "(needs the ray extra)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, stop_notice=results_notice)
 
 
 def _solution_candidates(folder: Path, suite_ids: set[str], selected: set[str], model: str,

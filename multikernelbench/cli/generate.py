@@ -13,6 +13,7 @@ from pathlib import Path
 
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._vllm_options import add_vllm_arguments, json_object, vllm_config_from_args
+from multikernelbench.cli._stop import generations_notice
 from multikernelbench.cli._usage import UsageError, check_dir, select_tasks
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
@@ -59,7 +60,7 @@ def add_parser(sub) -> None:
     p.add_argument("--db", default="results.sqlite", help="results store for refinement evaluations")
     p.add_argument("--allow-code-execution", action="store_true", help="needed with --turns > 1")
     add_task_set_option(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, stop_notice=generations_notice)
 
 
 def make_sampler(args):

@@ -12,12 +12,14 @@ exit with status 2, before the command has written anything.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
 import sys
 
 import multikernelbench.cli as cli_pkg
 from multikernelbench.cli._usage import USAGE_EXIT, UsageError
+from multikernelbench.util.interrupt import on_ctrl_c
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -58,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    notice = getattr(args, "stop_notice", None)  # commands that Ctrl-C stops cleanly (util/interrupt.py)
     try:
-        return int(args.func(args) or 0)
+        with on_ctrl_c(notice(args)) if notice is not None else contextlib.nullcontext():
+            return int(args.func(args) or 0)
     except UsageError as exc:
         print(f"mkb {args.command}: {exc}", file=sys.stderr)
         return USAGE_EXIT

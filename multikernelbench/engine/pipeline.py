@@ -85,7 +85,11 @@ class Pipeline:
         with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
             for job in self.todo:
                 pool.submit(self.build_step, job)
-            self.collect()
+            try:
+                self.collect()
+            except BaseException:  # Ctrl-C (util/interrupt.py): start no build that is still queued
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
         for _ in self.lane_threads:
             self.ready.put(None)
         for t in self.lane_threads:
