@@ -110,6 +110,13 @@ class EvalResult:
     #: candidate's own worker when that was markedly slower (flagged).
     clean_eager_timing: TimingStats | None = None
     speedup_clean: float | None = None
+    #: The 95% interval of ``speedup`` from the paired A/B samples (timing/interval.py); None when too few
+    #: samples, or in records made before the field.
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    #: How far the reference's own timing moved between the first and second half of its samples (a factor
+    #: >= 1); beyond ``TimingConfig.drift_bound`` the result is flagged: its speedup is less certain.
+    reference_drift: float | None = None
     #: The parent's clock: the candidate's unexplained time per call beyond the reference's in the same
     #: worker (ms; ~0 when honest; see engine/clock_audit.py).
     outside_clock_ms: float | None = None

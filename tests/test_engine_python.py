@@ -148,6 +148,8 @@ def test_honest_has_timing(outcomes):
     r = outcomes["honest"]
     assert r.speedup is not None and r.speedup > 0
     assert r.candidate_timing.runs >= 3 and r.eager_timing.runs >= 3
+    # the speedup's interval, from the paired A/B rounds (timing/interval.py), stored with it
+    assert r.speedup_low is not None and r.speedup_low <= r.speedup <= r.speedup_high
     assert r.correctness.trials == r.correctness.passed == 6
     assert r.timing_shape == {"batch": 256, "dim": 8192}
 

@@ -27,6 +27,7 @@ from multikernelbench.engine.messages import Check, Checked, Done, Load, Setup, 
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
+from multikernelbench.engine.speedup_evidence import attach_interval
 from multikernelbench.engine.timing_guard import ClockRetry, CleanTiming, apply_clean_reference, judge_clock
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
@@ -336,6 +337,9 @@ class CandidateEvaluation(BaselineSteps):
         if out.compile_timing is not None:
             out.speedup_compile = out.compile_timing.median_ms / cand.median_ms
         apply_clean_reference(out, clean, cfg.anticheat)
+        if out.speedup == eager.median_ms / cand.median_ms:  # taken from this worker's paired A/B series
+            attach_interval(out, reply.series.get(Series.EAGER, []), reply.series.get(Series.CANDIDATE, []),
+                            paired=True, drift_bound=cfg.timing.drift_bound)
         out.roofline_fraction = self._roofline(on_cpu, cand.median_ms)
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")

@@ -51,6 +51,9 @@ class DeviceOutcome:
     roofline_fraction: float | None = None
     clean_eager_timing: TimingStats | None = None
     speedup_clean: float | None = None
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    reference_drift: float | None = None
     outside_clock_ms: float | None = None
     fresh_shapes_checked: int | None = None
     flags: list[str] = field(default_factory=list)
@@ -60,7 +63,7 @@ class DeviceOutcome:
     MEASURED: ClassVar[tuple[str, ...]] = (
         "correctness", "timing_shape", "candidate_timing", "eager_timing", "compile_timing", "speedup",
         "speedup_compile", "roofline_fraction", "clean_eager_timing", "speedup_clean", "outside_clock_ms",
-        "fresh_shapes_checked")
+        "fresh_shapes_checked", "speedup_low", "speedup_high", "reference_drift")
 
 
 @dataclass

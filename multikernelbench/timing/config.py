@@ -26,3 +26,6 @@ class TimingConfig:
     #: per sample on the parent's device, after timing.
     verify_fraction: float = 1.0
     min_verified: int = 3
+    #: A result whose reference moved more than this factor between the halves of its samples is flagged
+    #: (timing/interval.py: ``drift``); the speedup is kept, its interval shows the uncertainty.
+    drift_bound: float = 1.2
