@@ -11,9 +11,7 @@ from multikernelbench.cli._heldout import add_task_set_option, tasks_for
 from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.cluster import make_runner
-from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in
 from multikernelbench.store import ResultStore
-from multikernelbench.tasks import load_suite
 
 
 def add_parser(sub) -> None:
@@ -44,6 +42,9 @@ def _solution_candidates(folder: Path, suite_ids: set[str], selected: set[str], 
                          skipped: list[str]) -> list:
     """A folder's candidates for the selected tasks; a file naming no task of the suite (a typo'd file name or
     ``# task:`` header) is described in ``skipped`` with the closest task ids, never dropped silently."""
+    from multikernelbench.cli._solution_files import non_candidates
+
+    skipped += non_candidates(folder)
     out = []
     for cand in discover_solutions(folder, None, model=model):
         if cand.task_id not in suite_ids:
@@ -103,23 +104,27 @@ def check_arguments(args) -> None:
     """The arguments that need no task list, checked before anything starts (a wrong one raises UsageError)."""
     if not args.solutions and not args.generations:
         raise UsageError("give --solutions DIR and/or --generations FILE")
-    check_backend(args.backend)
     for folder in args.solutions:
         check_dir(folder, "solutions folder")
     for path in args.generations:
         check_file(path, "generations file")
+    check_backend(args.backend)  # last: the backend registry imports torch
 
 
 def selected_tasks(args) -> tuple[list, list]:
     """(the task set's tasks, the selected ones); the set is read once (the suite's 351 files take ~1.3 s)."""
     if args.task_set != "suite":
         return tasks_for(args), tasks_for(args, args.category, args.task_ids)
+    from multikernelbench.tasks import load_suite  # torch: imported once the arguments are known good
+
     suite = load_suite()
     return suite, select_tasks(args.category, args.task_ids, suite=suite)
 
 
 def run(args) -> int:
     check_arguments(args)
+    from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in  # torch, after the checks
+
     config = engine_config(args, args.allow_code_execution)
     config.fresh_shapes = max(0, args.fresh_shapes)
     config.ray_address = args.ray

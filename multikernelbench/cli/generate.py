@@ -26,7 +26,9 @@ DEFAULT_OUT = Path.home() / ".cache" / "multikernelbench" / "generations.jsonl"
 
 def add_parser(sub) -> None:
     p = sub.add_parser("generate", help="sample candidate kernels from a model into a generations store")
-    p.add_argument("--model", required=True, help="model name (API model id, vLLM weights path, or a label)")
+    p.add_argument("--model", default=None,
+                   help="model name: the API model id, the vLLM weights path; with --hf a label for the results "
+                        "(default: the model folder's name)")
     p.add_argument("--backend", default="cpu", choices=contract_backends())
     p.add_argument("--strategy", default="category_shot", choices=strategy_names())
     p.add_argument("--samples", type=int, default=1, help="samples per task")
@@ -80,7 +82,18 @@ def make_sampler(args):
                        token_limit_param=args.token_limit_param, extra_body=args.extra_body)
 
 
+def model_label(args) -> str:
+    """--model, or for --hf the folder's name: `mkb generate --hf PATH` needs no second name for the same model."""
+    if args.model:
+        return args.model
+    if args.hf:
+        return Path(args.hf.rstrip("/")).name or args.hf
+    raise UsageError("--model is required: the API model id (--model gpt-5-mini), the weights for --vllm "
+                     "(--vllm --model PATH), or give --hf PATH for a local transformers model")
+
+
 def run(args) -> int:
+    args.model = model_label(args)
     tasks = (tasks_for(args, args.category, args.task_ids) if args.task_set != "suite"
              else select_tasks(args.category, args.task_ids))
     if args.turns > 1 and not args.allow_code_execution:

@@ -41,21 +41,56 @@ def _version() -> str:
         return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="mkb", description="multikernelbench: LLM-written kernels, measured.")
+EXAMPLES = """examples:
+  mkb demo                                     a real evaluation of shipped CPU kernels, ending in a table
+  mkb tasks --category activation              the tasks of one category (shapes for this machine)
+  mkb prompt activation.relu --backend cuda    the prompt a model gets for one task
+  mkb generate --model gpt-5-mini --backend cuda --category activation --samples 4 --out gens.jsonl
+  mkb generate --hf ./my-model --backend cpu --task activation.relu --out gens.jsonl
+  mkb eval --backend cpu --solutions my_solutions --db results.sqlite --allow-code-execution
+  mkb eval --backend cuda --generations gens.jsonl --db results.sqlite --allow-code-execution
+  mkb report --db results.sqlite               tables, plots and an HTML page
+
+`mkb COMMAND --help` for a command's options."""
+
+
+def command_names() -> list[str]:
+    """The subcommand modules of this package (one per command, named as the command), found without importing
+    them."""
+    return sorted(info.name for info in pkgutil.iter_modules(cli_pkg.__path__)
+                  if info.name != "main" and not info.name.startswith("_"))
+
+
+def chosen_command(argv: list[str] | None) -> str | None:
+    """The command ``argv`` names (its first argument that is not an option), when it is one of ours."""
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)
+    return first if first in command_names() else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """With ``argv`` naming a command, only that command's module is imported: several import torch (~1-3 s),
+    and a wrong argument to another command should be answered before that."""
+    parser = OneLineParser(prog="mkb", description="multikernelbench: LLM-written kernels, measured.",
+                           epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mkb (multikernelbench) {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(cli_pkg.__path__), key=lambda m: m.name):
-        if info.name in ("main",) or info.name.startswith("_"):
+    only = chosen_command(argv)
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)
+    for name in command_names():
+        if only is not None and name != only:
             continue
-        module = importlib.import_module(f"multikernelbench.cli.{info.name}")
+        if only is None and first is not None:  # not a command: argparse names the valid ones, no import
+            sub.add_parser(name)
+            continue
+        module = importlib.import_module(f"multikernelbench.cli.{name}")
         if hasattr(module, "add_parser"):
             module.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -27,24 +27,34 @@ def needed(env=None) -> bool:
 
 
 class AfterImport:
-    """A meta-path finder that, once, lets ``name`` import normally and then calls ``callback``."""
+    """A meta-path finder that, once, lets ``name`` import normally and then calls ``callback``.
+
+    It leaves ``sys.meta_path`` when the module is executed, not when it is looked up: a lookup alone
+    (``importlib.util.find_spec("evaluate")``, as the cache fill does to see what is installed) imports
+    nothing, and a finder gone by then missed the real import that followed."""
 
     def __init__(self, name: str, callback) -> None:
         self.name, self.callback = name, callback
+        self._looking = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != self.name or self not in sys.meta_path:
+        if name != self.name or self._looking or self not in sys.meta_path:
             return None
-        sys.meta_path.remove(self)  # one shot; also keeps the lookup below from finding us again
         import importlib.util
 
-        spec = importlib.util.find_spec(name)
+        self._looking = True  # the lookup below must not find us again
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._looking = False
         loader = getattr(spec, "loader", None)
         if loader is None or not hasattr(loader, "exec_module"):
             return spec
         real = loader.exec_module
 
         def exec_then_fill(module):
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)  # one shot
             try:
                 real(module)
             finally:
@@ -61,13 +71,35 @@ def _fill() -> None:
     run()
 
 
+def _after_datasets(fill: bool):
+    def callback() -> None:
+        if fill:
+            _fill()
+        _patch("patch_datasets")
+    return callback
+
+
+def _patch(name: str) -> None:
+    """Offline first (:mod:`.offline_first`); never raises."""
+    try:
+        from multikernelbench.hfcache import offline_first
+
+        getattr(offline_first, name)()
+    except Exception as exc:  # noqa: BLE001 - the library then works as it always did
+        if os.environ.get("MKB_HF_CACHE_DEBUG"):
+            print(f"multikernelbench: offline-first patch failed: {exc!r}", file=sys.stderr)
+
+
 def install() -> None:
-    """If the caches lack this installed copy, fill them right after ``datasets`` is imported; never raises."""
+    """Right after ``datasets`` is imported: fill the caches if they lack this installed copy, and make the bare
+    names use them without asking the Hub; the same for ``evaluate``. Never raises."""
     if os.environ.get("MKB_HF_CACHE", "1") == "0":
         return
     try:
-        if needed() and "datasets" not in sys.modules:
-            sys.meta_path.insert(0, AfterImport("datasets", _fill))
+        if "datasets" not in sys.modules:
+            sys.meta_path.insert(0, AfterImport("datasets", _after_datasets(needed())))
+        if "evaluate" not in sys.modules:
+            sys.meta_path.insert(0, AfterImport("evaluate", lambda: _patch("patch_evaluate")))
     except Exception as exc:  # noqa: BLE001 - a start-up hook must not break the interpreter
         if os.environ.get("MKB_HF_CACHE_DEBUG"):
             print(f"multikernelbench: start-up check failed: {exc!r}", file=sys.stderr)
