@@ -137,3 +137,14 @@ def test_demo_pch_estimate_says_how_long():
     assert pch_estimate_s(2, 1) == 2 * PCH_SET_S
     assert pch_estimate_s(1, 16) == PCH_SET_S
     assert os.cpu_count()
+
+
+def test_each_command_module_names_its_command():
+    """main imports only the module named like the command given: every module must add that very command."""
+    import argparse
+
+    from multikernelbench.cli.main import build_parser, command_names
+
+    full = build_parser()
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(sub.choices) == command_names()
