@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from multikernelbench.reasons import lead_with_cause
+
 
 class Status(str, enum.Enum):
     """Outcome of evaluating one candidate on one task (ordered roughly by how far it got)."""
@@ -44,6 +46,9 @@ class FailureKind(str, enum.Enum):
     SIGNAL = "signal"
     RESOURCE_LIMIT = "resource_limit"
     TIMED_OUTPUT_MISMATCH = "timed_output_mismatch"
+    #: The sandbox blocked what an honest author writes without knowing the harness (a build folder of its
+    #: own, a lazy build inside forward): not counted as a cheat (anticheat/refusals.py).
+    ENVIRONMENT_REFUSED = "environment_refused"
 
 
 MESSAGE_LIMIT = 4000
@@ -135,7 +140,7 @@ class EvalResult:
     finished_at: float | None = None
 
     def __post_init__(self) -> None:
-        self.message = truncate(self.message)
+        self.message = truncate(lead_with_cause(self.message))  # the cause first; old records too, on reading
         self.stdout = truncate(self.stdout, 2000)
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ a failed parent-side check into a pass.
 
 from __future__ import annotations
 
+from multikernelbench.anticheat import refusals
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.wire import Evidence
 
@@ -31,13 +32,15 @@ def library_ops(ops: dict[str, int], extra_allowed: list[str] | tuple[str, ...] 
     return sorted(o for o in ops if o.split("::")[-1] not in allowed)
 
 
-def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig) -> list[str]:
-    """Findings that do not depend on output values: judged before outputs are compared."""
+def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False) -> list[str]:
+    """Findings that do not depend on output values: judged before outputs are compared. ``building``: the
+    evidence of compiling or importing the candidate (some refusals are not findings then: refusals.py)."""
     if not cfg.runtime_checks or not evidence:
         return []
     out = []
-    if evidence.get("violations"):
-        out.append("sandbox violation: " + "; ".join(evidence["violations"][:5]))
+    _, violations = refusals.split(list(evidence.get("violations") or []), building)
+    if violations:
+        out.append("sandbox violation: " + "; ".join(violations[:5]))
     if evidence.get("patched"):
         names = evidence["patched"]
         out.append(f"candidate patched harness/library functions: {', '.join(names[:8])}"
@@ -54,6 +57,15 @@ def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig) -> list[
         out.append("candidate changed the process settings that decide the reference's speed (put back before "
                    "every reference sample): " + "; ".join(map(str, evidence["speed_state"][:8])))
     return out
+
+
+def refusal_message(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False) -> str | None:
+    """What the sandbox refused that an honest author writes (anticheat/refusals.py), said with what the
+    harness allows; None when nothing was. Judged after :func:`behaviour_findings`, which convict first."""
+    if not cfg.runtime_checks or not evidence:
+        return None
+    refused, _ = refusals.split(list(evidence.get("violations") or []), building)
+    return refusals.message(refused) if refused else None
 
 
 def kernel_findings(evidence: Evidence | None, cfg: AntiCheatConfig, expect_probe: bool) -> list[str]:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from multikernelbench.engine.config import EngineConfig, TimingConfig
@@ -113,19 +114,34 @@ def _reason_lines(r: EvalResult) -> list[str]:
     return lines
 
 
+def speedup_text(r: EvalResult) -> str:
+    """``1.36x ±0.05`` (the half width of the 95% interval, timing/interval.py); ``1.36x`` without one."""
+    if r.speedup is None:
+        return ""
+    if r.speedup_low is None or r.speedup_high is None:
+        return f"{r.speedup:.2f}x"
+    return f"{r.speedup:.2f}x ±{(r.speedup_high - r.speedup_low) / 2:.2f}"
+
+
 def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
     table = Table(title=title)
-    for col in ("task", "candidate", "status", "expected", "speedup", "cand ms", "ref ms", "build s", "reason"):
+    # An expectation only for folders that declare them (``# expect:`` headers, as the demo's do).
+    declared = any(getattr(cand, "expect_declared", False) for _, cand in pairs)
+    cols = ["task", "candidate", "status"] + (["expected"] if declared else []) + [
+        "speedup", "cand ms", "ref ms", "build s", "reason"]
+    for col in cols:
         table.add_column(col, overflow="fold")
     for r, cand in pairs:
-        expect = getattr(cand, "expect", None)
+        expect = getattr(cand, "expect", None) if declared else None
         ok = expect is None or expect == r.status
         style = "green" if r.status == Status.CORRECT else ("yellow" if ok else "red")
         reason = _reason_lines(r)
-        table.add_row(r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]", expect.value if expect else "",
-                      _fmt(r.speedup, ".2f"), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
-                      _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),
-                      (reason[0][:90] if reason else ""))
+        row = [r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]"]
+        row += [expect.value if expect else ""] if declared else []
+        row += [speedup_text(r), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
+                _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),
+                escape(reason[0][:240]) if reason else ""]  # messages hold brackets: not markup
+        table.add_row(*row)
     return table
 
 

@@ -32,6 +32,9 @@ class Candidate:
     code_hash: str = ""
     meta: Label = field(default_factory=Label)
     expect: Status = Status.CORRECT  # expected status (shipped wrong candidates say otherwise in a header)
+    #: Whether ``expect`` was declared (a ``# expect:`` header), rather than the default: tables show an
+    #: expectation only for folders that declare them, never ``correct`` for every user or model candidate.
+    expect_declared: bool = False
 
     def __post_init__(self) -> None:
         if not self.code_hash:
@@ -69,6 +72,7 @@ def discover_solutions(root: str | Path, known_ids: set[str] | None = None,
         index = 0
         out.append(Candidate(task_id=task_id, source=source, label=str(rel),
                              expect=Status(headers.get("expect", Status.CORRECT.value)),
+                             expect_declared="expect" in headers,
                              meta=Label(model=model, strategy="none", sample_index=index)))
     out.sort(key=lambda c: (c.task_id, c.label))
     # Several candidates for one task get distinct sample indices, so the store keeps them apart.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from multikernelbench.reasons import lead_with_cause
 from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
 
 
@@ -113,4 +114,4 @@ def record(result: EvalResult, outcome: Outcome) -> EvalResult:
 
 
 def _verdict(result: EvalResult, status: Status, message: str, failure: FailureKind | None) -> None:
-    result.status, result.message, result.failure = status, message, failure
+    result.status, result.message, result.failure = status, lead_with_cause(message), failure  # cause first

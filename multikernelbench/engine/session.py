@@ -106,9 +106,14 @@ class WorkerSession:
             if self.trace is not None:
                 self.trace(self.who, f"{kind} end after {time.perf_counter() - t0:.1f} s")
         if judge_evidence and self.anticheat is not None:
-            findings = judge.behaviour_findings(getattr(reply, "evidence", None), self.anticheat)
+            building = kind in ("compile", "load")
+            findings = judge.behaviour_findings(getattr(reply, "evidence", None), self.anticheat, building)
             if findings:
                 raise Verdict(Status.CHEAT_DETECTED, f"{what}: " + "; ".join(findings))
+            refused = judge.refusal_message(getattr(reply, "evidence", None), self.anticheat, building)
+            if refused:  # blocked, but not gaming: the stage's error, saying what the harness allows
+                raise Verdict(Status.COMPILE_ERROR if building else Status.RUNTIME_ERROR,
+                              f"{what}: {refused}", FailureKind.ENVIRONMENT_REFUSED)
         if isinstance(reply, Failed):
             raise failed_verdict(reply, what)
         if not isinstance(reply, expect):

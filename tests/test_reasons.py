@@ -1,0 +1,91 @@
+"""Messages lead with their cause (issue #45, item 7): a real ``mkb eval`` of three broken candidates
+(tests/data/reasons/: a syntax error, a wrong ``__init__`` signature, an extension built in /tmp, one built at
+the first forward). The last two were ``cheat_detected`` before: blocked, but not gaming."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat import refusals
+from multikernelbench.reasons import lead_with_cause
+
+DATA = Path(__file__).parent / "data" / "reasons"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reasons")
+    db = tmp / "r.sqlite"
+    base = [sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", "cpu", "--solutions", str(DATA),
+            "--db", str(db), "--build-root", str(tmp / "builds"), "--allow-code-execution", "--no-progress",
+            "--seed", "3"]
+    table = subprocess.run(base, capture_output=True, text=True, timeout=600)
+    assert table.returncode == 0, table.stderr
+    with sqlite3.connect(db) as conn:
+        records = {t: json.loads(rec) for t, rec in conn.execute("SELECT task_id, record FROM results")}
+    return table.stdout, records
+
+
+CAUSES = {
+    "activation.relu": ("compile_error", "exception",
+                        "compiling: SyntaxError: '(' was never closed — candidate.py line 8: return torch.clamp_min("),
+    "activation.elu": ("runtime_error", "exception",
+                       "TypeError: ModelNew.__init__() takes 1 positional argument but 2 were given"),
+    "activation.sigmoid": ("compile_error", "environment_refused",
+                           "compiling: refused by the harness: os.mkdir on /tmp/mkb_my_ext_build"),
+    "activation.tanh": ("runtime_error", "environment_refused",
+                        "refused by the harness: process creation (subprocess.Popen of "),
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(CAUSES))
+def test_the_stored_message_leads_with_the_cause(run, task_id):
+    table, records = run
+    status, failure, cause = CAUSES[task_id]
+    rec = records[task_id]
+    assert rec["status"] == status and rec["failure"] == failure, rec["message"]
+    first = rec["message"].splitlines()[0]
+    assert cause in first, first
+    assert cause[:40] in table, table  # the table shows it too
+    if "Traceback" in rec["message"]:  # the full traceback stays in the store, after the cause
+        assert rec["message"].index("Traceback (most recent call last):") > len(first)
+
+
+def test_a_refusal_says_what_the_harness_allows(run):
+    _, records = run
+    msg = records["activation.sigmoid"]["message"]
+    assert "load_inline without build_directory" in msg
+    assert "build the extension when the module is imported" in records["activation.tanh"]["message"]
+    assert "expected" not in run[0].split("\n", 3)[2]  # no file declares an expectation: no such column
+
+
+def test_refusals_and_cheats_are_told_apart():
+    assert refusals.is_refusal("os.mkdir on /tmp/x (outside the working directory)", building=True)
+    assert refusals.is_refusal("write to /tmp/x/a.so (outside the working directory)", building=True)
+    assert refusals.is_refusal("process creation (subprocess.Popen of ninja) during forward", building=False)
+    # gaming stays a violation: a temporary file written while forward runs, writes into caches or other
+    # folders, deleting harness files, other programs, the network
+    assert not refusals.is_refusal("write to /tmp/x (outside the working directory)", building=False)
+    assert not refusals.is_refusal("write to /root/.cache/huggingface/x (outside the working directory)", True)
+    assert not refusals.is_refusal("os.remove on /work/expected.pt (outside the working directory)", True)
+    assert not refusals.is_refusal("process creation (subprocess.Popen of python) during forward", False)
+    assert not refusals.is_refusal("network access (socket.connect ('1.2.3.4', 80))", True)
+    refused, other = refusals.split(["os.mkdir on /tmp/x (outside the working directory)",
+                                     "network access (socket.connect ('1.2.3.4', 80))"], building=True)
+    assert len(refused) == 1 and len(other) == 1
+
+
+def test_lead_with_cause_is_idempotent_and_leaves_plain_messages():
+    tb = ("running: Traceback (most recent call last):\n  File \"/x/candidate.py\", line 3, in forward\n"
+          "    return 1 / 0\nZeroDivisionError: division by zero\n")
+    once = lead_with_cause(tb)
+    assert once.splitlines()[0] == ("running: ZeroDivisionError: division by zero "
+                                    "— candidate.py line 3: return 1 / 0")
+    assert lead_with_cause(once) == once and once.endswith(tb)
+    assert lead_with_cause("values differ at [0, 3]") == "values differ at [0, 3]"
