@@ -13,10 +13,7 @@ trusts it to be well formed (anticheat/judge.py treats missing or malformed evid
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, TypedDict
-
-if TYPE_CHECKING:
-    import torch
+from typing import Any, TypedDict
 
 
 class Series(str, enum.Enum):
@@ -58,13 +55,15 @@ class Evidence(TypedDict, total=False):
 
 
 class CheckPayload(TypedDict):
-    """Tensor payload of ``Checked``: the candidate's outputs and its inputs as it left them (both on the CPU)."""
+    """Payload of ``Checked``: the candidate's outputs and its inputs as it left them, each as the raw bytes of
+    its storage (``engine.raw_outputs.RawTensor``: read without a tensor op; rebuilt by the parent)."""
 
-    outputs: list[torch.Tensor]
-    inputs_after: list[torch.Tensor | None]
+    outputs: list[Any]
+    inputs_after: list[Any]
 
 
 class TimedPayload(TypedDict):
-    """Tensor payload of ``Timed``: per verified timed call, in grant order, each output's sampled values."""
+    """Payload of ``Timed``: the raw outputs (``engine.raw_outputs.RawTensor``) of the verified timed calls not yet
+    sent with a FreshAsk, in grant order; the parent samples them at positions the worker never learns."""
 
-    verified: list[list[torch.Tensor]]
+    verified: list[list[Any]]

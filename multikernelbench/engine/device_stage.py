@@ -25,6 +25,7 @@ from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import Check, Checked, Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
+from multikernelbench.engine.raw_outputs import rebuild_check
 from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
@@ -263,11 +264,16 @@ class CandidateEvaluation(BaselineSteps):
                                       timeout=self.config.run_timeout_s, what=f"running on shape {shape}",
                                       expect=Checked)
         got: CheckPayload = payload
-        outcome = compare_outputs(got["outputs"], expected, self.task.atol, self.task.rtol, shape)
+        try:  # raw bytes read without a tensor op in the worker, rebuilt here (engine/raw_outputs.py)
+            outputs, after = rebuild_check(got)
+        except ValueError as exc:
+            raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: the worker's raw outputs are malformed "
+                          f"({exc}; tampered with?)") from None
+        outcome = compare_outputs(outputs, expected, self.task.atol, self.task.rtol, shape)
         self._track(outcome)
         if not outcome.ok:
             raise self._fail(outcome.failure, outcome.message, shape)
-        ok, why = inputs_unchanged(inputs, got["inputs_after"])
+        ok, why = inputs_unchanged(inputs, after)
         if not ok:
             raise self._fail(FailureKind.INPUT_MODIFIED, f"{why} (shape {shape})", shape)
         self._judge_kernel(reply.evidence, f"on shape {shape}")
@@ -297,7 +303,9 @@ class CandidateEvaluation(BaselineSteps):
         compiled = False
         if self.config.timing.compile_baseline:
             session, compiled = self._compile_baseline(session, out, shape, weight_seed)
-        planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id))
+        planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id),
+                               positions=self.config.timed_check_positions, edge=self.config.timed_check_edge,
+                               send_positions=not self.backend.times_on_cpu_shape)
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,

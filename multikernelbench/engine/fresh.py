@@ -28,6 +28,8 @@ from typing import Any, Callable
 import torch
 
 from multikernelbench.engine.checking import sample_flat, sample_positions
+from multikernelbench.engine.raw_outputs import (OddOutput, RawTensor, read_raw, rebuild, sampled_record,
+                                                 sampled_values, too_big_for_raw)
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.timing.config import TimingConfig
 from multikernelbench.wire import Series
@@ -53,7 +55,7 @@ def flatten(out: Any) -> list[Any]:
 class FreshInputs(Fresh):
     """Input slots per timed callable, renewed from parent-granted seeds before every sample."""
 
-    def __init__(self, ask: Callable[[FreshAsk], FreshGrant], make: Callable[[int], list[Any]],
+    def __init__(self, ask: Callable[..., FreshGrant], make: Callable[[int], list[Any]],
                  positions: int, edge: int, pin: Callable[[], list[str]] | None = None) -> None:
         self._ask = ask
         self._make = make
@@ -64,7 +66,9 @@ class FreshInputs(Fresh):
         self.positions, self.edge = positions, edge
         self.slots: dict[str, list[list[Any]]] = {}
         self._held: dict[str, list[Any]] = {}
-        self.values: list[list[torch.Tensor]] = []  # sampled outputs, in the order the parent asked for them
+        #: Raw outputs read for the parent's last grants, not yet sent (then: the ones the Timed reply carries).
+        self._pending: list[list[Any]] = []  # per verified call: a RawTensor (or sampled record) per output
+        self.values: list[list[Any]] = []
         self.meta: list[list[list[Any]]] = []
         self.calls = 0
         self.seconds = 0.0
@@ -78,7 +82,7 @@ class FreshInputs(Fresh):
             for change in self._pin():
                 if change not in self.state_changes:
                     self.state_changes.append(change)
-        grant = self._ask(FreshAsk(fn=name, calls=calls, phase=Phase(phase).value))
+        grant = self._ask(FreshAsk(fn=name, calls=calls, phase=Phase(phase).value), payload=self._take_pending())
         self._sample_held(name, grant.verify)
         slots = self.slots.setdefault(name, [])
         for j, seed in enumerate(grant.seeds):
@@ -97,26 +101,39 @@ class FreshInputs(Fresh):
 
     def finish(self) -> None:
         for name in list(self._held):
-            self._sample_held(name, self._ask(FreshAsk(fn=name, calls=0, phase=Phase.FINAL.value)).verify)
+            self._sample_held(name, self._ask(FreshAsk(fn=name, calls=0, phase=Phase.FINAL.value),
+                                              payload=self._take_pending()).verify)
+        self.values = self._take_pending() or []  # the last ones travel in the Timed reply
+
+    def _take_pending(self) -> list[list[RawTensor]] | None:  # (or sampled records: see _sample_held)
+        pending, self._pending = self._pending, []
+        return pending or None
 
     def _sample_held(self, name: str, verify: list[list[int]]) -> None:
+        """The raw bytes of each held output the parent asked for, read without a tensor op (a candidate's
+        RecordFunction callback sees nothing: engine/raw_outputs.py); they leave with the next request. The
+        positions compared are chosen by the parent; they enter this process only for CUDA outputs too large to
+        copy whole (``raw_outputs.CUDA_RAW_LIMIT``), which are sampled here with tensor ops as before."""
         held = self._held.pop(name, None)
-        for slot, positions_seed in verify:
+        limit = self.positions + 2 * self.edge
+        for entry in verify:
+            slot = int(entry[0])
             if held is None or slot >= len(held):
                 raise BadTimedOutput(f"no output held for slot {slot} of {name}")
-            flat = flatten(held[slot])
-            positions = sample_positions(int(positions_seed), self.positions, self.edge)
-            limit = self.positions + 2 * self.edge
-            values, meta = [], []
-            for i, t in enumerate(flat):
-                if type(t) is not torch.Tensor or t.layout != torch.strided:  # noqa: E721
-                    raise BadTimedOutput(f"timed output {i} is a {type(t).__module__}.{type(t).__qualname__}, "
-                                         "not a plain dense torch.Tensor")
-                values.append(sample_flat(t.detach().contiguous(), positions, limit).to("cpu").clone())
-                meta.append([list(t.shape), str(t.dtype)])
-            if name == Series.CANDIDATE:  # a reference's sample only balances the renewal cost (see answer)
-                self.values.append(values)
-                self.meta.append(meta)
+            pseed = int(entry[1]) if len(entry) > 1 else None
+            records: list[Any] = []
+            try:
+                for i, t in enumerate(flatten(held[slot])):
+                    if pseed is not None and too_big_for_raw(t):
+                        positions = sample_positions(pseed, self.positions, self.edge)
+                        records.append(sampled_record(t, i, positions, limit))
+                    else:
+                        records.append(read_raw(t, i))
+            except OddOutput as exc:
+                raise BadTimedOutput(f"timed {exc}") from None
+            self._pending.append(records)  # a reference's too: the parent treats both alike (renewal balance)
+            if name == Series.CANDIDATE:
+                self.meta.append([[r["shape"], r["dtype"]] for r in records])
 
 
 # ---- parent side -----------------------------------------------------------------------------------------
@@ -128,6 +145,10 @@ class TimedCheck:
     fn: str
     seed: int
     positions_seed: int
+    #: Filled when the worker's raw bytes of this call's outputs arrived: each output's values at the
+    #: positions (the parent's secret, drawn here) and its [shape, dtype].
+    values: list[torch.Tensor] | None = None
+    meta: list[list[Any]] | None = None
 
 
 @dataclass
@@ -138,9 +159,48 @@ class FreshPlanner:
     next_seed: Callable[[], int] = lambda: secrets.randbits(62)
     rng: Any = field(default_factory=secrets.SystemRandom)
     checks: list[TimedCheck] = field(default_factory=list)
+    positions: int = 4096  # EngineConfig.timed_check_positions
+    edge: int = 1024  # EngineConfig.timed_check_edge
+    #: Whether the worker is told each verified call's positions seed (after the call), for CUDA outputs too large
+    #: to copy whole (engine/raw_outputs.py). Off for a CPU candidate's worker: it never learns the positions.
+    #: (Reference-only workers run no candidate code.)
+    send_positions: bool = True
+    #: Why raw outputs that arrived could not be read (judged by timed_outputs.verify_timed).
+    errors: list[str] = field(default_factory=list)
     _last: dict[str, list[int]] = field(default_factory=dict)
+    #: Per verify entry granted and not yet answered with raw bytes: its check (None: a reference's) and seed.
+    _outstanding: list[tuple[TimedCheck | None, int]] = field(default_factory=list)
 
-    def answer(self, ask: FreshAsk) -> FreshGrant:
+    def take(self, raws: Any) -> None:
+        """Raw outputs of the worker's latest verified calls (in grant order): sampled now at positions only
+        this process knows; the reference's alike, then dropped (the renewals stay balanced for the audit)."""
+        if raws is None:
+            return
+        if not isinstance(raws, list) or len(raws) > len(self._outstanding):
+            self.errors.append(f"the worker sent {len(raws) if isinstance(raws, list) else 'no list of'} raw "
+                               f"output set(s) for {len(self._outstanding)} outstanding")
+            return
+        limit = self.positions + 2 * self.edge
+        for one in raws:
+            check, pseed = self._outstanding.pop(0)
+            positions = sample_positions(pseed, self.positions, self.edge)
+            values, meta = [], []
+            try:
+                for i, rec in enumerate(one if isinstance(one, list) else [None]):
+                    sampled = sampled_values(rec, i, limit)
+                    if sampled is None:
+                        t = rebuild(rec, i, copy=False)
+                        sampled = sample_flat(t, positions, limit).clone(), [list(t.shape), str(t.dtype)]
+                    values.append(sampled[0])
+                    meta.append(sampled[1])
+            except ValueError as exc:
+                self.errors.append(str(exc))
+                continue
+            if check is not None:
+                check.values, check.meta = values, meta
+
+    def answer(self, ask: FreshAsk, raws: Any = None) -> FreshGrant:
+        self.take(raws)
         verify: list[list[int]] = []
         previous = self._last.get(ask.fn)
         if previous:
@@ -157,9 +217,11 @@ class FreshPlanner:
                 slots = sorted(self.rng.sample(range(len(previous)), min(2, len(previous))))
                 for slot in slots:
                     pseed = self.next_seed()
-                    verify.append([slot, pseed])
-                    if candidate:
-                        self.checks.append(TimedCheck(ask.fn, previous[slot], pseed))
+                    verify.append([slot, pseed] if self.send_positions else [slot])
+                    check = TimedCheck(ask.fn, previous[slot], pseed) if candidate else None
+                    if check is not None:
+                        self.checks.append(check)
+                    self._outstanding.append((check, pseed))
         seeds = [self.next_seed() for _ in range(max(0, int(ask.calls)))]
         self._last[ask.fn] = seeds
         return FreshGrant(seeds=seeds, verify=verify)

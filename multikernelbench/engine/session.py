@@ -67,7 +67,7 @@ class WorkerSession:
         return timeout
 
     def call(self, request: Message, payload: Any = None, *, timeout: float, what: str,
-             expect: type | tuple[type, ...] = Message, on_fresh: Callable[[FreshAsk], Message] | None = None,
+             expect: type | tuple[type, ...] = Message, on_fresh: Callable[[FreshAsk, Any], Message] | None = None,
              on_turn: Callable[[DeviceTurn], Message] | None = None,
              judge_evidence: bool = True) -> tuple[Any, Any]:
         """Send ``request`` and return the final reply, an instance of ``expect``. Raises :class:`Verdict` on a
@@ -88,7 +88,7 @@ class WorkerSession:
                 header, data = self.worker.receive(deadline, f"reply to {kind!r} within {timeout:.0f} s")
                 reply = Message.from_header(header)
                 if isinstance(reply, FreshAsk) and on_fresh is not None:
-                    self.worker.send(on_fresh(reply).to_header())
+                    self.worker.send(on_fresh(reply, data).to_header())  # data: raw outputs (fresh.py)
                     continue
                 if isinstance(reply, DeviceTurn) and on_turn is not None:
                     self.worker.send(on_turn(reply).to_header())

@@ -8,7 +8,7 @@ worker has finished timing, so nothing a candidate does during timing can see or
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from multikernelbench.engine.checking import compare_outputs, meta_mismatch, sample_flat, sample_positions
 from multikernelbench.engine.clock_audit import AskLog
@@ -22,12 +22,13 @@ from multikernelbench.tasks.record import Task
 from multikernelbench.wire import TimedPayload
 
 
-def logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk], FreshGrant]:
-    """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it."""
+def logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk, Any], FreshGrant]:
+    """The FreshAsk handler of a Time request: stamp the request with the parent's clock, then answer it (and
+    sample the raw outputs it carries)."""
 
-    def answer(ask: FreshAsk) -> FreshGrant:
+    def answer(ask: FreshAsk, raws: Any = None) -> FreshGrant:
         log.record(ask)
-        return planner.answer(ask)
+        return planner.answer(ask, raws)
 
     return answer
 
@@ -37,15 +38,18 @@ def verify_timed(planner: FreshPlanner, reply: Timed, payload: TimedPayload | No
     """Compare the sampled outputs of the verified timed calls with the reference for the same fresh seeds,
     computed now on the parent's device (never while the worker was timing)."""
     timed: TimedPayload | None = payload if isinstance(payload, dict) else None
-    got = timed.get("verified", []) if timed else []
-    if len(got) != len(planner.checks) or len(reply.verified_meta) != len(planner.checks):
-        raise Verdict(Status.CHEAT_DETECTED, f"the worker returned {len(got)} sampled timed output(s) for "
-                      f"{len(planner.checks)} verified call(s) (tampered with?)")
+    planner.take(timed.get("verified") if timed else None)  # the last raw outputs came with the reply
+    missing = sum(c.values is None for c in planner.checks)
+    if planner.errors or missing:
+        raise Verdict(Status.CHEAT_DETECTED, f"the worker's raw timed outputs: {missing} of {len(planner.checks)} "
+                      f"verified call(s) missing{'; ' if planner.errors else ''}{'; '.join(planner.errors[:3])} "
+                      "(tampered with?)")
     limit = cfg.timed_check_positions + 2 * cfg.timed_check_edge
-    for check, values, meta in zip(planner.checks, got, reply.verified_meta):
+    for check in planner.checks:
+        values, meta = check.values or [], check.meta or []
         expected = refs.fresh_outputs(task, shape, check.seed, weight_seed)
         message = meta_mismatch(meta, expected)
-        if message is None:
+        if message is None:  # the same secret positions, drawn in this process, on both sides
             positions = sample_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
             sampled = [sample_flat(e, positions, limit) for e in expected]
             outcome = compare_outputs(values, sampled, task.atol, task.rtol, shape)

@@ -25,6 +25,7 @@ from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, 
 from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 
 if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)
+    from multikernelbench.anticheat.native_hooks import NativeSnapshot
     from multikernelbench.anticheat.runtime import DispatcherSnapshot, PatchSnapshot
     from multikernelbench.backends.base import Backend
     from multikernelbench.engine.speed_state import SpeedState
@@ -73,8 +74,8 @@ class Channel:
     def send(self, msg: Message, payload: Any = None) -> None:
         protocol.send(self.conn, msg.to_header(), payload)
 
-    def ask(self, msg: FreshAsk | DeviceTurn, expect: type = FreshGrant) -> Any:
-        self.send(msg)
+    def ask(self, msg: FreshAsk | DeviceTurn, expect: type = FreshGrant, payload: Any = None) -> Any:
+        self.send(msg, payload)
         header, _ = protocol.recv(self.conn)
         answer = Message.from_header(header)
         if not isinstance(answer, expect):
@@ -103,6 +104,8 @@ class WorkerState:
         self.speed_state: SpeedState | None = None
         #: The dispatcher's kernels for the harness's own ops, before candidate code.
         self.dispatcher: DispatcherSnapshot | None = None
+        #: RecordFunction callbacks and GOT slots of the timing/checking paths, before candidate code.
+        self.native: NativeSnapshot | None = None
 
     # -- set-up --------------------------------------------------------------------------------------
     def on_setup(self, msg: Setup, _payload: Any) -> tuple[Message, Any]:
@@ -146,6 +149,9 @@ class WorkerState:
 
         self.speed_state = SpeedState.capture()
         self.dispatcher = runtime.DispatcherSnapshot()
+        from multikernelbench.anticheat.native_hooks import NativeSnapshot
+
+        self.native = NativeSnapshot.capture()
         dirs = [os.getcwd(), str(self.build_dir or ""), tempfile.gettempdir()]
         extra = self.backend.sandbox_writable_dirs(self.build_dir) if self.build_dir else []
         guard.install(dirs + list(extra))
@@ -167,6 +173,8 @@ class WorkerState:
         patched = set(self.snapshot.changed()) | set(self.patched_before_compile)
         if self.dispatcher is not None:
             patched |= set(self.dispatcher.changed())
+        if self.native is not None:
+            patched |= set(self.native.changed())
         ev = Evidence(patched=sorted(patched),
                       violations=list(g.violations) if g else [],
                       new_threads=sorted(f"{name} (ident {i})" for i, name in new.items()
@@ -222,6 +230,7 @@ class WorkerState:
         import torch
 
         from multikernelbench.anticheat.runtime import aliased_outputs
+        from multikernelbench.engine.raw_outputs import OddOutput, read_all, read_raw
 
         dev = self.backend.device()
         inputs = [t.to(dev) if isinstance(t, torch.Tensor) else t for t in tensors]
@@ -230,17 +239,13 @@ class WorkerState:
         self.backend.synchronize()
         evidence: Evidence = {**observed, **self.evidence(busy=msg.report_busy)}
         flat = flatten(out)
-        outputs = []
-        for i, t in enumerate(flat):
-            if type(t) is not torch.Tensor:  # noqa: E721 - subclasses (lazy/fake tensors) are rejected
-                return Failed(ErrorKind.BAD_OUTPUT_TYPE, f"output {i} is a {type(t).__module__}."
-                              f"{type(t).__qualname__}, not a plain torch.Tensor", evidence), None
-            if t.layout != torch.strided:
-                return Failed(ErrorKind.BAD_OUTPUT_TYPE, f"output {i} has layout {t.layout}, not a dense tensor",
-                              evidence), None
-            outputs.append(t.detach().to("cpu").contiguous().clone())
+        # Raw bytes, no tensor op: a candidate's RecordFunction callback sees nothing to answer (raw_outputs.py).
+        try:
+            outputs = read_all(flat)
+        except OddOutput as exc:
+            return Failed(ErrorKind.BAD_OUTPUT_TYPE, str(exc), evidence), None
         evidence["aliases"] = aliased_outputs(flat, inputs)
-        after = [t.detach().to("cpu").clone() if isinstance(t, torch.Tensor) else None for t in inputs]
+        after = [read_raw(t, i) if isinstance(t, torch.Tensor) else None for i, t in enumerate(inputs)]
         return Checked(evidence=evidence), CheckPayload(outputs=outputs, inputs_after=after)
 
     def on_time(self, msg: Time, _payload: Any) -> tuple[Message, Any]:

@@ -1,0 +1,72 @@
+"""Cost of handing a verified output to the parent as raw bytes (issue #40) against sampling it in the worker.
+
+Per output size: the old path (the worker indexes the secret positions with tensor ops and sends ~6k values) and
+the new one (the worker copies the raw bytes with ctypes, they cross a real socketpair through the engine's own
+framing, the parent rebuilds and samples them), each timed end to end in one process pair. Prints a table;
+the per-candidate cost is this per-output figure times the verified outputs of a timing (2 per sample, the
+reference's as well as the candidate's: see engine/fresh.py).
+
+    python benchmarks/verdict_outputs/bench_raw_outputs.py [--device cuda] [--repeat 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import threading
+import time
+from multiprocessing.connection import Connection
+
+import torch
+
+from multikernelbench.engine import protocol
+from multikernelbench.engine.checking import sample_flat, sample_positions
+from multikernelbench.engine.raw_outputs import read_all, rebuild_all
+
+POSITIONS, EDGE = 4096, 1024
+
+
+def old_path(t: torch.Tensor, seed: int) -> list[torch.Tensor]:
+    positions = sample_positions(seed, POSITIONS, EDGE)
+    return [sample_flat(t.detach().contiguous(), positions, POSITIONS + 2 * EDGE).to("cpu").clone()]
+
+
+def one_round(conn_w: Connection, conn_p: Connection, t: torch.Tensor, new: bool) -> float:
+    def worker() -> None:
+        payload = [read_all([t])] if new else [old_path(t, 7)]
+        protocol.send(conn_w, {"op": "bench"}, payload)
+
+    t0 = time.perf_counter()
+    sender = threading.Thread(target=worker)  # the socket buffer is small: the parent reads meanwhile
+    sender.start()
+    _header, got = protocol.recv(conn_p)
+    sender.join()
+    if new:
+        positions = sample_positions(7, POSITIONS, EDGE)
+        [sample_flat(x, positions, POSITIONS + 2 * EDGE).clone() for x in rebuild_all(got[0], copy=False)]
+    return (time.perf_counter() - t0) * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args()
+    s1, s2 = socket.socketpair()  # what the engine's worker channel is
+    cw, cp = Connection(os.dup(s1.fileno())), Connection(os.dup(s2.fileno()))
+    print(f"device {args.device}; ms per verified output (median of {args.repeat}), old = sampled in the worker, "
+          "new = raw bytes to the parent")
+    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'new ms':>8} {'new-old':>8}")
+    for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23):
+        t = torch.randn(numel, device=args.device)
+        res = {}
+        for new in (False, True):
+            times = [one_round(cw, cp, t, new) for _ in range(args.repeat)]
+            res[new] = statistics.median(times)
+        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res[False]:>8.2f} {res[True]:>8.2f} {res[True] - res[False]:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

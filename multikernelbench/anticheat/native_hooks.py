@@ -1,0 +1,105 @@
+"""Native hooks a candidate's extension can install where no Python snapshot looks (issue #40, defence in depth).
+
+* **RecordFunction callbacks.** ``at::addGlobalCallback`` (or a thread-local one) lets native code see every aten
+  op of the worker, the harness's own included, with its inputs, before and after it runs: the lever of the
+  "lazy output", "balanced renewal" and "slowed reference" attacks. libtorch answers whether any are installed
+  (``at::hasGlobalCallbacks``/``at::hasThreadLocalCallbacks``, called here through ctypes on their mangled names);
+  the harness installs none outside its own profiling windows, so one present at a check that was absent before
+  candidate code loaded is the candidate's.
+* **GOT redirection.** The slots through which libpython, libtorch and the CUDA runtime's callers reach
+  ``clock_gettime``, ``memcpy``, ``cudaEventElapsedTime``... are located from each library's own ELF relocations
+  (util/elf_got.py) and their values recorded before candidate code loads; later a slot may hold only that value
+  or, for a lazily bound slot, the address the dynamic linker resolves the symbol to.
+
+Both are read inside the worker (the parent cannot read a worker's memory: workers are not dumpable), so a
+candidate that restores the hooks before each check and installs them again after can pass them: the trust
+argument rests on the outputs being read without a tensor op (engine/raw_outputs.py) and on the parent's clock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from multikernelbench.util.elf_got import Slot, got_slots, load_bases
+
+#: Objects whose GOT slots are watched, by file-name prefix.
+LIBRARIES = ("python3", "libpython", "libc.so", "libtorch", "libc10", "libcudart")
+#: Symbols the timing and checking paths call through a GOT slot.
+SYMBOLS = frozenset({
+    "clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep", "memcpy", "memmove", "write", "sendmsg",
+    "cudaEventElapsedTime", "cudaEventRecord", "cudaEventSynchronize", "cudaEventQuery", "cudaMemcpy",
+    "cudaMemcpyAsync", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cuEventElapsedTime"})
+#: Where a lazily bound slot's symbol may be defined (the first one that exports it wins, as for ld.so).
+PROVIDERS = ("libc.so", "libcudart", "libcuda.so", "libpthread", "librt")
+
+
+def _torch_cpu() -> ctypes.CDLL | None:
+    import torch
+
+    path = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    try:
+        return ctypes.CDLL(str(path))  # already loaded by torch: the same object
+    except OSError:
+        return None
+
+
+def _flag(lib: ctypes.CDLL | None, mangled: str) -> bool | None:
+    fn = getattr(lib, mangled, None) if lib is not None else None
+    if fn is None:
+        return None
+    fn.restype = ctypes.c_bool
+    fn.argtypes = []
+    return bool(fn())
+
+
+def _resolve(symbol: str, providers: list[ctypes.CDLL]) -> int | None:
+    for lib in providers:
+        fn = getattr(lib, symbol, None)
+        if fn is not None:
+            return ctypes.cast(fn, ctypes.c_void_p).value
+    return None
+
+
+@dataclass
+class NativeSnapshot:
+    """RecordFunction callbacks and watched GOT slots as they were before candidate code loaded."""
+
+    global_callbacks: bool | None = None
+    local_callbacks: bool | None = None
+    #: (slot, value before candidate code, address the symbol resolves to) per watched slot.
+    slots: list[tuple[Slot, int, int | None]] = field(default_factory=list)
+
+    @classmethod
+    def capture(cls) -> NativeSnapshot:
+        torch_cpu = _torch_cpu()
+        snap = cls(_flag(torch_cpu, "_ZN2at18hasGlobalCallbacksEv"),
+                   _flag(torch_cpu, "_ZN2at23hasThreadLocalCallbacksEv"))
+        providers = []
+        for path in load_bases():
+            if Path(path).name.startswith(PROVIDERS):
+                try:
+                    providers.append(ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY))
+                except OSError:
+                    continue
+        for slot in got_slots(LIBRARIES, set(SYMBOLS)):
+            value = ctypes.c_uint64.from_address(slot.address).value
+            snap.slots.append((slot, value, _resolve(slot.symbol, providers)))
+        return snap
+
+    def changed(self) -> list[str]:
+        """What candidate code installed since the snapshot, each named for the verdict's message."""
+        out = []
+        torch_cpu = _torch_cpu()
+        if self.global_callbacks is False and _flag(torch_cpu, "_ZN2at18hasGlobalCallbacksEv"):
+            out.append("a global at::RecordFunction callback (at::addGlobalCallback)")
+        if self.local_callbacks is False and _flag(torch_cpu, "_ZN2at23hasThreadLocalCallbacksEv"):
+            out.append("a thread-local at::RecordFunction callback (at::addThreadLocalCallback)")
+        for slot, before, resolved in self.slots:
+            now = ctypes.c_uint64.from_address(slot.address).value
+            if now != before and now != resolved:
+                out.append(f"the GOT slot of {slot.symbol} in {Path(slot.library).name} "
+                           f"(now {now:#x}, was {before:#x})")
+        return out
