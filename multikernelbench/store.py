@@ -109,12 +109,14 @@ class ResultStore:
     def labelled(self) -> Iterator[StoredResult]:
         """Every labelled result (one per model/strategy/task/backend/sample), joined with its record."""
         query = (
-            "SELECT l.model, l.strategy, l.sample_index, l.category, r.record FROM labels l "
+            "SELECT l.model, l.strategy, l.sample_index, l.category, l.candidate, r.record FROM labels l "
             "JOIN results r ON r.task_id = l.task_id AND r.backend = l.backend AND r.code_hash = l.code_hash "
             "ORDER BY l.model, l.backend, l.strategy, l.task_id, l.sample_index")
         seen: set[tuple] = set()
-        for model, strategy, idx, category, record in self._conn.execute(query):
+        for model, strategy, idx, category, candidate, record in self._conn.execute(query):
             result = EvalResult.from_dict(json.loads(record))
+            # Samples with the same code share one record (keyed by code hash); each keeps its own name.
+            result.candidate = candidate or result.candidate
             key = (model, strategy, result.task_id, result.backend, idx)
             if key in seen:  # the same code evaluated on two hardware kinds: keep the first
                 continue

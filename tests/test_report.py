@@ -180,7 +180,8 @@ def test_summary_table_matches_metric_and_records(built):
 
 def test_failure_table_counts_every_sample(built):
     _, expected, parser, _, _ = built
-    header = ["correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash", "cheat"]
+    header = ["correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash", "refused",
+              "cheat"]
     assert len(parser.tables["failures"]) == len(MODELS) * len(BACKENDS)
     for row in parser.tables["failures"]:
         model, backend = row[0].split(" / ")
@@ -256,6 +257,8 @@ def test_outcome_maps_shape_mismatch_from_either_field():
                             **base)
     assert outcome(via_report) == "shape mismatch"
     assert outcome(EvalResult(status=Status.CHEAT_DETECTED, **base)) == "cheat"
+    # blocked by the sandbox but not gaming: counted apart from the cheats (a typed failure kind)
+    assert outcome(EvalResult(status=Status.COMPILE_ERROR, failure=FailureKind.ENVIRONMENT_REFUSED, **base)) == "refused"
 
 
 def test_missing_store_is_a_clear_error(tmp_path, capsys):

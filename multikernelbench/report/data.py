@@ -23,19 +23,22 @@ from multikernelbench.store import ResultStore, StoredResult
 
 #: Failure-breakdown columns, in the order the report shows them.
 OUTCOMES = ("correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash",
-            "cheat")
+            "refused", "cheat")
 
 
 def outcome(result: EvalResult) -> str:
     """The failure-breakdown column of one result.
 
     A shape mismatch is reported apart from a value mismatch (it usually means a misread spec, not a numeric
-    bug); the engine may file it under INCORRECT or RUNTIME_ERROR, so both are checked.
+    bug); the engine may file it under INCORRECT or RUNTIME_ERROR, so both are checked. A refusal of the
+    environment (a build folder of the candidate's own, a lazy build in forward) is apart from the cheats.
     """
     status = result.status
     shape = FailureKind.SHAPE_MISMATCH in (result.failure, result.correctness.failure)
     if status in (Status.INCORRECT, Status.RUNTIME_ERROR) and shape:
         return "shape mismatch"
+    if result.failure is FailureKind.ENVIRONMENT_REFUSED:  # blocked by the sandbox, but not gaming
+        return "refused"
     return {
         Status.CORRECT: "correct", Status.COMPILE_ERROR: "compile error", Status.RUNTIME_ERROR: "runtime error",
         Status.INCORRECT: "mismatch", Status.TIMEOUT: "timeout", Status.CRASH: "crash",

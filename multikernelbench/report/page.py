@@ -12,19 +12,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from multikernelbench.report.data import ReportData
+from multikernelbench.report.inline import inline_html
 from multikernelbench.report.plots import render_figures
 from multikernelbench.report.samples import sample_rows, samples_html
 from multikernelbench.report.tables import Table, all_tables
 
 CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.5em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+code { background: #f3f3f3; padding: 0 0.2em; border-radius: 3px; font-size: 0.95em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 tbody th { text-align: left; font-weight: normal; }
 th.group { text-align: center; background: #f0f0f0; }
 .note { color: #555; font-size: 0.9em; }
 figure { margin: 1em 0 2em; } img { max-width: 100%; }
 table.samples td:nth-child(-n+5) { text-align: left; }
+table.samples td { white-space: nowrap; vertical-align: top; }
+table.samples td.reason { white-space: normal; min-width: 22em; max-width: 40em; }
+table.samples details pre { white-space: pre-wrap; font-size: 0.85em; max-height: 30em; overflow: auto; }
 table.samples th[aria-sort="ascending"]::after { content: " ▲"; }
 table.samples th[aria-sort="descending"]::after { content: " ▼"; }
 """
@@ -71,18 +77,18 @@ def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: st
 
 def render_html(data: ReportData, tables: list[Table], figures, left_out: list[str] = ()) -> str:
     e = html.escape
-    body = ["<h1>multikernelbench report</h1>"] + [f"<p>{e(line)}</p>" for line in _header_lines(data)]
+    body = ["<h1>multikernelbench report</h1>"] + [f"<p>{inline_html(line)}</p>" for line in _header_lines(data)]
     if not data.groups:
         body.append("<p>The results store holds no labelled results.</p>")
     body += [t.to_html() for t in tables]
     notes = data.notes()
     if notes:
-        body.append("<h3>Notes</h3><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+        body.append("<h3>Notes</h3><ul>" + "".join(f"<li>{inline_html(n)}</li>" for n in notes) + "</ul>")
     for stem, caption, png in figures:
         b64 = base64.b64encode(png).decode("ascii")
         body.append(f'<figure id="fig-{e(stem)}"><img alt="{e(caption)}" src="data:image/png;base64,{b64}">'
-                    f"<figcaption>{e(caption)}</figcaption></figure>")
-    body += [f'<p class="note left-out">{e(line)}</p>' for line in left_out]
+                    f"<figcaption>{inline_html(caption)}</figcaption></figure>")
+    body += [f'<p class="note left-out">{inline_html(line)}</p>' for line in left_out]
     body.append(samples_html(sample_rows(data)))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>multikernelbench report</title><style>{CSS}</style></head>\n<body>\n"

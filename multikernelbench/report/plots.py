@@ -44,15 +44,20 @@ def _grouped_bars(data: ReportData, values, ylabel: str, title: str) -> bytes | 
     for ax, backend in zip(axes[:, 0], backends or [""]):
         series = [g for g in data.groups if g.group.backend == backend]
         width = 0.8 / max(1, len(series))
+        drawn = 0
         for i, g in enumerate(series):
             vals = values(g)
+            if not vals:  # a model without a bar has no legend entry either
+                continue
             xs = [j + (i - (len(series) - 1) / 2) * width for j, c in enumerate(cats) if c in vals]
             ax.bar(xs, [vals[c] for c in cats if c in vals], width=width, label=g.group.row_name)
+            drawn += 1
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels(cats, rotation=45, ha="right")
         ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)  # bars are read by their height: the axis starts at zero
         ax.set_title(f"{title} - {backend}" if backend else title)
-        if series:
+        if drawn:
             ax.legend(fontsize="small")
         if not any(values(g) for g in series):
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
@@ -106,16 +111,22 @@ def speedup_cdf(data: ReportData) -> bytes | None:
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    ticks = speedup_ticks(min(xs[0] for _, xs in series), max(xs[-1] for _, xs in series))
+    left, right = ticks[0] / 1.2, ticks[-1] * 1.2
     for g, xs in series:
-        ys = [(i + 1) / len(xs) for i in range(len(xs))]
-        ax.step(xs, ys, where="post", label=f"{g.name} (n={len(xs)})")
+        # From 0 at the left edge to 1 at the right one, a marker on every sample: two samples are a staircase
+        # of two steps (not a vertical line), and every sample can be counted.
+        steps = [left] + xs + [right]
+        ys = [0.0] + [(i + 1) / len(xs) for i in range(len(xs))] + [1.0]
+        (line,) = ax.step(steps, ys, where="post", label=f"{g.name} (n={len(xs)})")
+        ax.plot(xs, ys[1:-1], "o", color=line.get_color(), markersize=4 if len(xs) > 30 else 6)
     ax.axvline(1.0, color="grey", linestyle="--", linewidth=1)
     ax.set_xscale("log")
-    ticks = speedup_ticks(min(xs[0] for _, xs in series), max(xs[-1] for _, xs in series))
+    ax.set_ylim(0, 1.04)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: speedup_text(x)))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(ticks[0] / 1.2, ticks[-1] * 1.2)
+    ax.set_xlim(left, right)
     ax.set_xlabel("speedup over eager PyTorch (log scale)")
     ax.set_ylabel("fraction of correct samples ≤ x")
     ax.set_title("Speedup distribution (CDF)")

@@ -32,18 +32,30 @@ class SampleRow:
     candidate_ms: float | None
     eager_ms: float | None
     speedup: float | None
+    speedup_low: float | None = None  # the 95% interval (timing/interval.py)
+    speedup_high: float | None = None
+    detail: str = ""  # the whole stored message (a traceback, a compiler's output), shown on demand
+
+
+def speedup_cell(r: SampleRow) -> tuple[str, str]:
+    """(sort key, ``1.36x ±0.05``); the ± is half the 95% interval's width."""
+    if r.speedup is None:
+        return "", NA
+    text = f"{r.speedup:.2f}x"
+    if r.speedup_low is not None and r.speedup_high is not None:
+        text += f" ±{(r.speedup_high - r.speedup_low) / 2:.2f}"
+    return repr(float(r.speedup)), text
 
 
 def reason_of(stored: StoredResult) -> str:
-    """Why a sample got its status: the failure kind and the first line of the engine's message; for a correct
-    sample its flags (warnings that did not fail it), else nothing."""
+    """Why a sample got its status: the failure kind and the first line of the engine's message (its cause:
+    reasons.py); for a correct sample its flags (warnings that did not fail it), else nothing."""
     r = stored.result
     if r.status is Status.CORRECT:
         return "; ".join(r.flags)
     first = r.message.strip().splitlines()[0] if r.message.strip() else ""
     kind = r.failure.value if r.failure is not None else ""
-    text = f"{kind}: {first}" if kind and first else kind or first
-    return text if len(text) <= 200 else text[:197] + "..."
+    return f"{kind}: {first}" if kind and first else kind or first
 
 
 def sample_rows(data: ReportData) -> list[SampleRow]:
@@ -52,14 +64,30 @@ def sample_rows(data: ReportData) -> list[SampleRow]:
         for tid in g.group.task_ids():
             for stored in g.group.tasks[tid]:
                 r = stored.result
-                rows.append(SampleRow(g.name, tid, r.candidate, r.status, reason_of(stored),
+                reason = reason_of(stored)
+                full = r.message.strip()
+                rows.append(SampleRow(g.name, tid, r.candidate, r.status, reason,
                                       r.candidate_timing.median_ms if r.candidate_timing else None,
-                                      r.eager_timing.median_ms if r.eager_timing else None, r.speedup))
+                                      r.eager_timing.median_ms if r.eager_timing else None, r.speedup,
+                                      r.speedup_low, r.speedup_high,
+                                      full if full and "\n" in full else ""))
     return rows
 
 
 def _num(value: float | None, fmt: str) -> tuple[str, str]:
     return ("", NA) if value is None else (repr(float(value)), fmt.format(value))
+
+
+def _cls(i: int) -> str:
+    return ' class="reason"' if COLUMNS[i][0] == "reason" else ""
+
+
+def _reason_html(r: SampleRow) -> str:
+    """The cause in full; the whole message (traceback, compiler output) folded under it, opened on demand."""
+    e = html.escape
+    if not r.detail:
+        return e(r.reason)
+    return f"<details><summary>{e(r.reason)}</summary><pre>{e(r.detail)}</pre></details>"
 
 
 def samples_html(rows: list[SampleRow]) -> str:
@@ -72,11 +100,13 @@ def samples_html(rows: list[SampleRow]) -> str:
                    for name, num in COLUMNS)
     body = []
     for r in rows:
-        cells = [(r.group, r.group), (r.task_id, r.task_id), (r.candidate, r.candidate),
-                 (r.status.value, r.status.value), (r.reason, r.reason),
-                 _num(r.candidate_ms, "{:.4g}"), _num(r.eager_ms, "{:.4g}"), _num(r.speedup, "{:.2f}x")]
+        cells = [(r.group, e(r.group)), (r.task_id, e(r.task_id)), (r.candidate, e(r.candidate)),
+                 (r.status.value, e(r.status.value)), (r.reason, _reason_html(r)),
+                 *[(v, e(t)) for v, t in (_num(r.candidate_ms, "{:.4g}"), _num(r.eager_ms, "{:.4g}"),
+                                          speedup_cell(r))]]
         body.append(f'<tr data-status="{e(r.status.value)}">'
-                    + "".join(f'<td data-v="{e(v)}">{e(t)}</td>' for v, t in cells) + "</tr>")
+                    + "".join(f'<td data-v="{e(v)}"{_cls(i)}>{t}</td>' for i, (v, t) in enumerate(cells))
+                    + "</tr>")
     options = "".join(f'<option value="{e(s)}">{e(s)}</option>' for s in statuses)
     return (
         '<h3>Samples</h3>\n<p class="note">Every evaluated candidate. Click a column header to sort (again to '
@@ -84,8 +114,8 @@ def samples_html(rows: list[SampleRow]) -> str:
         '<p><input id="samples-filter" type="search" placeholder="filter: task, file, reason..." size="40"> '
         f'<select id="samples-status"><option value="">all statuses</option>{options}</select> '
         f'<span id="samples-count">{len(rows)} of {len(rows)} samples</span></p>\n'
-        f'<table id="samples" class="samples"><thead><tr>{head}</tr></thead><tbody>\n'
-        + "\n".join(body) + f"\n</tbody></table>\n<script>{SCRIPT}</script>")
+        f'<div class="scroll"><table id="samples" class="samples"><thead><tr>{head}</tr></thead><tbody>\n'
+        + "\n".join(body) + f"\n</tbody></table></div>\n<script>{SCRIPT}</script>")
 
 
 SCRIPT = """

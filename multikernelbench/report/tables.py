@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from multikernelbench.baselines import Match
 from multikernelbench.report.data import OUTCOMES, ReportData
+from multikernelbench.report.inline import inline_html
 from multikernelbench.scoring import compilation_key, fast_key, pass_key, speedup_key
 
 NA = "n/a"
@@ -49,10 +50,10 @@ class Table:
 
     def to_html(self) -> str:
         e = html.escape
-        parts = [f'<h3>{e(self.title)}</h3>']
+        parts = [f'<h3>{inline_html(self.title)}</h3>']
         if self.note:
-            parts.append(f"<p class=\"note\">{e(self.note)}</p>")
-        parts.append(f'<table id="{e(self.id)}"><thead>')
+            parts.append(f"<p class=\"note\">{inline_html(self.note)}</p>")
+        parts.append(f'<div class="scroll"><table id="{e(self.id)}"><thead>')
         if self.groups:
             parts.append('<tr><th rowspan="2">' + e(self.columns[0]) + "</th>"
                          + "".join(f'<th colspan="{span}" class="group">{e(label)}</th>' for label, span in self.groups)
@@ -62,7 +63,7 @@ class Table:
         parts.append("</thead><tbody>")
         for row in self.rows:
             parts.append("<tr><th>" + e(row[0]) + "</th>" + "".join(f"<td>{e(c)}</td>" for c in row[1:]) + "</tr>")
-        parts.append("</tbody></table>")
+        parts.append("</tbody></table></div>")
         return "\n".join(parts)
 
 
