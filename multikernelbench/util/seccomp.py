@@ -16,6 +16,15 @@ What the filter does (returning an errno, so a library probing for a feature see
   then falls back to ``clone``);
 * ``socket`` of any family but ``AF_UNIX`` (and ``AF_NETLINK`` where the worker has its own network namespace):
   EAFNOSUPPORT;
+* the calls that change another process's scheduling, limits or memory placement (``setpriority``,
+  ``sched_setaffinity``, ``sched_setscheduler``, ``sched_setparam``, ``sched_setattr``, ``prlimit64``,
+  ``ioprio_set``, ``migrate_pages``, ``move_pages``) only on the calling process: its target must be 0 or the
+  worker's own pid (and ``PRIO_PROCESS``/``IOPRIO_WHO_PROCESS``, never a group or the whole uid), else EPERM;
+  ``process_madvise`` always EPERM. Why: the clean-reference worker and the prefetched next worker are same-uid
+  siblings of the candidate's worker; a candidate that renices or re-pins them inflates the noise the clock
+  audit's bound is made of and slows the next candidate's reference (issue #40, "starved clean worker"). The
+  own pid is written into the program by :func:`install_filter` in the child (the parent builds it before the
+  fork); another thread's tid of the same worker is refused too (nothing in the harness pins threads);
 * a syscall of a foreign ABI (i386 ``int 0x80``, x32) kills the process: it would bypass the numbers above.
 """
 
@@ -54,6 +63,19 @@ _DENY = {
     "reboot": (169, 142),
 }
 _SOCKET, _CLONE, _CLONE3 = (41, 198), (56, 220), (435, 435)
+#: Calls allowed on the calling process only: name -> ((x86_64, aarch64), index of the target argument,
+#: required value of argument 0 or None). PRIO_PROCESS = 0 for setpriority, IOPRIO_WHO_PROCESS = 1.
+_SELF_ONLY = {
+    "setpriority": ((141, 140), 1, 0), "ioprio_set": ((251, 30), 1, 1),
+    "sched_setaffinity": ((203, 122), 0, None), "sched_setscheduler": ((144, 119), 0, None),
+    "sched_setparam": ((142, 118), 0, None), "sched_setattr": ((314, 274), 0, None),
+    "prlimit64": ((302, 261), 0, None), "migrate_pages": ((256, 238), 0, None),
+    "move_pages": ((279, 239), 0, None),
+}
+_PROCESS_MADVISE = (440, 440)
+#: Stands for the worker's own pid in the program until :func:`install_filter` writes the real one (above
+#: any pid Linux hands out: pid_max is at most 2**22).
+SELF_PID_MARK = 0x7FFFFFF3
 _ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 _X32_BIT = 0x40000000
 
@@ -102,6 +124,9 @@ def build_filter(allow_netlink: bool = False, arch: str | None = None) -> bytes:
     for nrs in _DENY.values():
         prog += [_ins(_JEQ, nrs[col], 0, 1), _ins(_RET, eperm)]
     prog += [_ins(_JEQ, _CLONE3[col], 0, 1), _ins(_RET, _RET_ERRNO | errno.ENOSYS)]
+    prog += [_ins(_JEQ, _PROCESS_MADVISE[col], 0, 1), _ins(_RET, eperm)]
+    for nrs, arg, which in _SELF_ONLY.values():
+        prog += _self_only(nrs[col], arg, which, eperm)
     # Tail: socket -> family check; clone -> namespace-flag check; anything else allowed.
     sock_block = [_ins(_LD_ABS, 16), _ins(_JEQ, AF_UNIX, 0, 1), _ins(_RET, _RET_ALLOW)]
     if allow_netlink:
@@ -114,10 +139,32 @@ def build_filter(allow_netlink: bool = False, arch: str | None = None) -> bytes:
     return b"".join(prog)
 
 
+def _self_only(nr: int, arg: int, which: int | None, eperm: int) -> list[bytes]:
+    """Allow syscall ``nr`` when its argument ``arg`` (low 32 bits: the kernel reads a pid_t) is 0 or the own
+    pid, and argument 0 equals ``which`` when given; EPERM otherwise. Leaves the syscall number in A when
+    ``nr`` does not match."""
+    body = []
+    if which is not None:
+        body += [_ins(_LD_ABS, 16), _ins(_JEQ, which, 0, 3)]  # not a single process: to the EPERM below
+    body += [_ins(_LD_ABS, 16 + 8 * arg), _ins(_JEQ, 0, 2, 0), _ins(_JEQ, SELF_PID_MARK, 1, 0), _ins(_RET, eperm),
+             _ins(_RET, _RET_ALLOW)]
+    return [_ins(_JEQ, nr, 0, len(body))] + body
+
+
+def with_own_pid(code: bytes, pid: int) -> bytes:
+    """The program with :data:`SELF_PID_MARK` replaced by ``pid`` (the compare instructions' constant)."""
+    out = bytearray(code)
+    for i in range(0, len(out), 8):
+        c, _jt, _jf, k = struct.unpack_from("=HBBI", out, i)
+        if c == _JEQ and k == SELF_PID_MARK:
+            struct.pack_into("=I", out, i + 4, pid)
+    return bytes(out)
+
+
 def install_filter(code: bytes | None = None, allow_netlink: bool = False) -> None:
     """Load the filter (``code`` from :func:`build_filter`, else built here) into this thread and what it later
-    starts; needs no_new_privs first."""
-    code = code if code is not None else build_filter(allow_netlink)
+    starts; needs no_new_privs first. The own-process rules name this process's pid."""
+    code = with_own_pid(code if code is not None else build_filter(allow_netlink), os.getpid())
     n = len(code) // 8
     buf = ctypes.create_string_buffer(code, len(code))
 
