@@ -12,10 +12,12 @@ How, for every backend alike (the hook sits in :mod:`multikernelbench.timing.loo
   sample at a time from the trusted parent, so the worker never holds a future seed a candidate could read
   from memory to precompute answers. Reference and candidate get the same treatment.
 * **Timed outputs stay verified.** The outputs of the candidate's last sample are held until its next
-  sample is about to start; the parent's answer to that request says, now that the sample is over, whether
-  to sample them and at which secret positions (each sample with probability ``verify_fraction``). The
-  parent later recomputes the reference for exactly those seeds on its own device and compares. A kernel
-  cannot be honest only on verified calls: which calls are verified is decided after they ran.
+  sample is about to start; the parent's answer to that request says, now that the sample is over, which of
+  them to hand over (each sample with probability ``verify_fraction``). The worker copies their raw bytes
+  without a tensor op (engine/raw_outputs.py: a candidate's RecordFunction callback sees nothing to answer) and
+  they travel with its next request; the parent samples them at secret positions, recomputes the reference for
+  exactly those seeds on its own device and compares. A kernel cannot be honest only on verified calls: which
+  calls are verified is decided after they ran.
 """
 
 from __future__ import annotations

@@ -168,7 +168,7 @@ class FreshGrant(Message):
     sample now (each with the seed of its positions), decided only after that sample ran."""
 
     seeds: list[int]
-    verify: list[list[int]] = field(default_factory=list)  # [[slot, positions_seed], ...]
+    verify: list[list[int]] = field(default_factory=list)  # [[slot], ...] ([[slot, positions_seed]]: see fresh.py)
 
 
 # ---- replies (worker -> parent) -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ conjugate/negative views and spans much larger than the elements they hold are r
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any, TypedDict
 
 import torch
@@ -105,6 +106,7 @@ def _cuda_copy(dst: Any, ptr: int, nbytes: int) -> None:
         raise OddOutput(f"cudaMemcpy of an output failed with CUDA error {rc}")
 
 
+@functools.lru_cache(maxsize=1)
 def _cudart() -> Any:
     """The CUDA runtime torch itself loaded (found in this process's maps: the same library, same context)."""
     with open("/proc/self/maps") as f:
