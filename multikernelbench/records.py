@@ -125,6 +125,9 @@ class EvalResult:
     #: The parent's clock: the candidate's unexplained time per call beyond the reference's in the same
     #: worker (ms; ~0 when honest; see engine/clock_audit.py).
     outside_clock_ms: float | None = None
+    #: The host's load during the candidate's timing and the clean reference's (engine/host_load.py:
+    #: runnable tasks, 1-minute load, CPU pressure, the factor the clock audit's verdict allowed for).
+    host_load: dict[str, Any] | None = None
     #: ``--fresh-shapes``: how many shapes drawn this run from the task's SHAPE_RANGES passed (0: the task
     #: declares none, so none could be checked); None when the run did not ask for them. The runner reuses a
     #: stored correct result for a run that asks for fresh shapes only when this is set.

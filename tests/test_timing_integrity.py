@@ -96,19 +96,4 @@ def test_a_finding_of_one_timing_only_is_not_a_conviction(results):
     assert "confirmed" in results["renew_profile_hook"].message, results["renew_profile_hook"].message
 
 
-OPEN = REPO / "tests" / "data" / "timing_attacks_open"
-
-
-class Uncaught(Exception):
-    """An open attack judged as anything but cheat_detected (the only failure the xfail below expects: the
-    attack not running at all, e.g. stopped by a static check, fails the test outright)."""
-
-
-@pytest.mark.xfail(strict=True, raises=Uncaught, reason="open hole (2026-12-03): random pauses in the hidden "
-                   "renewal widen the audit's own noise estimate; tests/data/timing_attacks_open/renew_random_pauses.py")
-def test_random_pauses_in_the_renewal_are_caught(suite, build_root):
-    r = _run(suite[TASK], {"pauses": OPEN / "renew_random_pauses.py"}, _config(build_root, custom_kernel=False))["pauses"]
-    print(f"  pauses: {r.status.value} speedup {r.speedup} outside {r.outside_clock_ms} :: {r.message[:300]}")
-    assert not r.message.startswith("static check"), r.message
-    if r.status != Status.CHEAT_DETECTED:
-        raise Uncaught(f"{r.status.value} at {r.speedup}x: {r.message}")
+# The open hole of 2026-12-03 (random pauses in the hidden renewal) is closed: tests/test_timing_evidence.py.

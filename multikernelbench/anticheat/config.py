@@ -39,5 +39,8 @@ class AntiCheatConfig:
     #: The candidate's worker timing the reference this much slower than the clean worker (and beyond 4x their
     #: combined spread) is flagged, and the speedup is taken against the clean reference.
     reference_slowdown: float = 1.25
+    #: Before the timing that confirms a load-sensitive clock finding, wait up to this long (doubling pauses)
+    #: for the host to stop being oversubscribed (engine/host_load.py); 0 re-times at once.
+    quiet_wait_s: float = 30.0
     #: aten ops the candidate's forward may call besides the documented helper allow-list.
     extra_allowed_ops: list[str] = field(default_factory=list)

@@ -35,6 +35,18 @@ spread of the round differences, so a loaded host widens the bound instead of co
 cannot decide (its timestamps carry the latency of a socket round trip and of its own thread scheduling); see
 multikernelbench/anticheat/README.md for why that is safe.
 
+Against the clean worker (issue #40, "balanced renewal"): a candidate that hides its work in its own renewal
+*and* pads the reference's renewal in its worker by the same time leaves the round differences at 0. So every
+callable's unexplained time per call in the candidate's worker (its lower quartile) is also judged against the
+renewal cost calibrated in the clean worker (same shapes, same generator, no candidate code): a renewal that
+takes longer than the clean one by more than ``max(floor, rel * claimed, clean_slack * clean renewal)`` is a
+finding ("than the input renewal takes in the clean worker"), load-sensitive like the round differences.
+
+The noise of the round differences is the larger of the clean worker's and the spread of the *reference's*
+intervals in the candidate's worker (times sqrt 2, a difference of two): no longer the spread of the differences
+themselves, which the candidate made (tests/data/timing_attacks/renew_random_pauses.py widened it with random
+pauses after its hidden work until its median hid under the bound).
+
 Confirmation: a burst of load that lasts several rounds can still lengthen most of one timing's candidate
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
 against a 7.8 ms bound). So a round-difference finding (:attr:`Audit.load_sensitive`) convicts only when a second
@@ -118,12 +130,22 @@ class AuditConfig:
     #: of each callable (timing.loop.AUDIT_MIN_SAMPLES) unless max_runs is lower; a worker that reports fewer
     #: than the harness takes is a protocol finding (``min_samples`` of :func:`audit`).
     min_rounds: int = AUDIT_MIN_SAMPLES
+    #: A callable's renewal in the candidate's worker may take this fraction longer than the clean worker's
+    #: (another process, another moment; the sample before it differs). Load beyond it: engine/host_load.py.
+    clean_slack: float = 0.5
 
 
 def robust_sigma(values: Sequence[float]) -> float:
     """A standard deviation that a few descheduled samples do not inflate: 1.4826 x the median absolute deviation."""
     mid = statistics.median(values)
     return 1.4826 * statistics.median(abs(v - mid) for v in values)
+
+
+def lower_quartile(values: Sequence[float]) -> float:
+    """Hidden work lengthens every interval, a burst of load only some: the lower quartile keeps the one and
+    drops the other (the median does not once a quarter of the intervals or more are hit)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 4]
 
 
 @dataclass(frozen=True)
@@ -134,6 +156,8 @@ class CleanBaseline:
     noise_ms: float  # robust standard deviation of one interval's unexplained time
     samples: int
     calls: int = 1  # calls per sample there (a sample's fixed overhead is spread over them)
+    #: The lower quartile of the per-call time: what the renewal takes when no burst of load hits it.
+    low_per_call_ms: float | None = None
 
     @classmethod
     def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
@@ -141,7 +165,8 @@ class CleanBaseline:
             return None
         return cls(per_call_ms=statistics.median(iv.per_call_ms for iv in intervals),
                    noise_ms=robust_sigma([iv.unexplained_ms for iv in intervals]), samples=len(intervals),
-                   calls=max(1, int(statistics.median(iv.calls for iv in intervals))))
+                   calls=max(1, int(statistics.median(iv.calls for iv in intervals))),
+                   low_per_call_ms=lower_quartile([iv.per_call_ms for iv in intervals]))
 
 
 @dataclass
@@ -155,6 +180,12 @@ class Audit:
     load_sensitive: list[str] = field(default_factory=list)
     intervals: list[Interval] = field(default_factory=list)
     outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
+    #: The smallest ratio, over the load-sensitive findings, of the excess to the bound it would have had on a
+    #: quiet host (no noise term): a host ``f`` times oversubscribed can stretch an honest systematic
+    #: difference about ``f`` times, so under load only a margin above ``f`` convicts (engine/timing_guard.py).
+    load_margin: float | None = None
+    #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
+    over_clean_ms: dict[str, float] = field(default_factory=dict)
 
 
 def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int],
@@ -249,14 +280,16 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         return result
     ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
     cand_sample_ms = statistics.median(r[candidate].claimed_ms for r in paired)
-    noise = max(robust_sigma(diffs), clean_noise)
-    threshold = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5,
-                    cfg.within_slack * ref_per_call * k_cand)
+    noise = max(robust_sigma([r[reference].unexplained_ms for r in paired]) * 2 ** 0.5, clean_noise)
+    quiet = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.within_slack * ref_per_call * k_cand)
+    threshold = max(quiet, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs
     # more per call on a callable with fewer calls per sample (CUDA graphs choose K per callable).
     allowance = ref_per_call * max(0, k_ref - k_cand)
     how = (f"median of {len(paired)} rounds, bound {threshold + allowance:.3f} ms; the candidate claims "
            f"{cand_sample_ms / k_cand:.3f} ms per call")
+    if diff > threshold + allowance or diff < -threshold:
+        result.load_margin = abs(diff) / (quiet + (allowance if diff > 0 else 0.0))
     if diff > threshold + allowance:
         result.load_sensitive.append(
             f"~{diff / k_cand:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
@@ -266,8 +299,36 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
             f"~{-diff:.3f} ms per candidate sample of work in the reference's turn (the parent's clock: the "
             f"reference's renewals take {-diff:.3f} ms longer than the candidate's in the same worker, though "
             f"they renew the same inputs; {how})")
+    if clean is not None:
+        _against_clean(result, by_fn, clean, cfg, cand_sample_ms / k_cand if k_cand else 0.0)
     result.findings.extend(result.load_sensitive)
     return result
+
+
+def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: CleanBaseline, cfg: AuditConfig,
+                   cand_call_ms: float) -> None:
+    """Each callable's renewal per call against the clean worker's (module docstring, "Against the clean
+    worker"). A sample's fixed overhead is spread over its calls: a callable with fewer calls per sample than the
+    clean worker's may take that much more per call."""
+    for fn, group in by_fn.items():
+        if len(group) < cfg.min_rounds:
+            continue
+        k = max(1, int(statistics.median(iv.calls for iv in group)))
+        base = clean.low_per_call_ms if clean.low_per_call_ms is not None else clean.per_call_ms
+        over = lower_quartile([iv.per_call_ms for iv in group]) - base
+        result.over_clean_ms[fn] = over
+        quiet = max(cfg.floor_ms / k, cfg.rel * cand_call_ms, cfg.clean_slack * base)
+        allowance = base * max(0, clean.calls - k) / k
+        noise = cfg.sigmas * clean.noise_ms / k / max(1, clean.samples) ** 0.5
+        bound = max(quiet, noise) + allowance
+        if over > bound:
+            margin = over / (quiet + allowance)
+            result.load_margin = margin if result.load_margin is None else min(result.load_margin, margin)
+            result.load_sensitive.append(
+                f"~{over:.3f} ms per call more unexplained time around {fn}'s samples than the input renewal "
+                f"takes in the clean worker ({base:.3f} ms per call there, lower quartile of {clean.samples} "
+                f"samples against this worker's; bound {bound:.3f} ms): work hidden in the renewal, outside the "
+                "clock")
 
 
 class CleanReference:

@@ -22,6 +22,7 @@ from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine import host_load
 from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import Check, Checked, Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
@@ -216,6 +217,9 @@ class CandidateEvaluation(BaselineSteps):
                 self.trace(self.who, "clock audit finding: timing again in a fresh worker")
                 self.sessions.remove(session)
                 session.close()  # under the lock: a worker's exit is work on the device
+        # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
+        quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s)
+        self.trace(self.who, f"confirming timing with {quiet.label()}")
         # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
@@ -316,6 +320,7 @@ class CandidateEvaluation(BaselineSteps):
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         log = AskLog()
+        load_before = host_load.sample()
         t0 = time.perf_counter()
         reply, payload = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
@@ -323,6 +328,9 @@ class CandidateEvaluation(BaselineSteps):
             timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=logged(log, planner))
         log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
+        load = host_load.worst(load_before, host_load.sample())
+        out.host_load = {"timing": load.to_dict() if load else None,
+                         "clean": clean.load.to_dict() if clean is not None and clean.load else None}
         out.timing_shape = dict(shape)
         stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
         claimed = sum(s.mean_ms * s.runs for s in stats.values())
@@ -335,7 +343,7 @@ class CandidateEvaluation(BaselineSteps):
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
         fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
         judge_clock(log, reply, fns, clean, cfg.anticheat, out,  # raises Verdict on work outside the clock
-                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming)
+                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load)
         if cfg.check_timed_outputs:
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
         cand = out.candidate_timing = stats[Series.CANDIDATE]
@@ -344,10 +352,9 @@ class CandidateEvaluation(BaselineSteps):
         out.speedup = eager.median_ms / cand.median_ms
         if out.compile_timing is not None:
             out.speedup_compile = out.compile_timing.median_ms / cand.median_ms
-        apply_clean_reference(out, clean, cfg.anticheat)
-        if out.speedup == eager.median_ms / cand.median_ms:  # taken from this worker's paired A/B series
-            attach_interval(out, reply.series.get(Series.EAGER, []), reply.series.get(Series.CANDIDATE, []),
-                            paired=True, drift_bound=cfg.timing.drift_bound)
+        ref_series, paired = apply_clean_reference(out, clean, cfg.anticheat, reply.series)
+        attach_interval(out, ref_series, reply.series.get(Series.CANDIDATE, []), paired=paired,
+                        drift_bound=cfg.timing.drift_bound)
         out.roofline_fraction = self._roofline(on_cpu, cand.median_ms)
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")
@@ -371,13 +378,14 @@ class CandidateEvaluation(BaselineSteps):
                 return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
             try:
                 log = AskLog()
+                load_before = host_load.sample()
                 planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
                 reply, _ = session.call(
                     Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
                     timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
                     what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
                 log.close()
-                return CleanTiming.from_reply(log, reply)
+                return CleanTiming.from_reply(log, reply, host_load.worst(load_before, host_load.sample()))
             except Verdict as v:
                 return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
             finally:

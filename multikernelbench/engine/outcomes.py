@@ -56,6 +56,7 @@ class DeviceOutcome:
     speedup_high: float | None = None
     reference_drift: float | None = None
     outside_clock_ms: float | None = None
+    host_load: dict | None = None
     fresh_shapes_checked: int | None = None
     flags: list[str] = field(default_factory=list)
     stdout: str | None = None  # the last device worker's output; None when no worker started
@@ -64,7 +65,7 @@ class DeviceOutcome:
     MEASURED: ClassVar[tuple[str, ...]] = (
         "correctness", "timing_shape", "candidate_timing", "eager_timing", "compile_timing", "speedup",
         "speedup_compile", "roofline_fraction", "clean_eager_timing", "speedup_clean", "outside_clock_ms",
-        "fresh_shapes_checked", "speedup_low", "speedup_high", "reference_drift")
+        "fresh_shapes_checked", "speedup_low", "speedup_high", "reference_drift", "host_load")
 
 
 @dataclass

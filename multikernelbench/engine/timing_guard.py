@@ -3,8 +3,10 @@
 Two numbers of a timing now come from the parent rather than from the candidate's worker: the time spent
 outside the timed calls (engine/clock_audit.py, from the arrival times of the worker's fresh-input requests)
 and the reference's speed (a clean worker that never loaded candidate code times it once per task and run).
-The worker's own reports can only convict it: claiming less time makes the unexplained time larger, and a
-reference it slowed is replaced by the clean one.
+The worker's own reports can only convict it: claiming less time makes the unexplained time larger, and the
+speedup is always taken against the clean worker's reference (the in-worker one is a cross-check: a flag).
+Issue #40: the renewal's cost is calibrated in the clean worker too (engine/clock_audit.py), and each timing
+carries the host's load (engine/host_load.py), so a finding that load alone can produce is no conviction.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.clock_audit import AskLog, AuditConfig, CleanBaseline, audit, intervals
+from multikernelbench.engine.host_load import HostLoad
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
@@ -28,13 +31,16 @@ class CleanTiming:
     eager: TimingStats | None
     baseline: CleanBaseline | None
     error: str = ""  # why there is none (the clean worker failed)
+    series: tuple[float, ...] = ()  # the reference's samples there (ms per call): the speedup's interval
+    load: HostLoad | None = None  # the host's load while it ran (engine/host_load.py)
 
     @classmethod
-    def from_reply(cls, log: AskLog, reply: Timed) -> "CleanTiming":
+    def from_reply(cls, log: AskLog, reply: Timed, load: HostLoad | None = None) -> "CleanTiming":
         stats = reply.stats.get(REFERENCE)
         ivs, problems = intervals(log, reply.series, reply.calls, [REFERENCE])
         baseline = CleanBaseline.from_intervals(ivs) if not problems else None
-        return cls(TimingStats(**stats) if stats else None, baseline)
+        return cls(TimingStats(**stats) if stats else None, baseline,
+                   series=tuple(reply.series.get(REFERENCE, [])), load=load)
 
     @classmethod
     def failed(cls, why: str) -> "CleanTiming":
@@ -47,11 +53,15 @@ class ClockRetry(Exception):
 
 
 def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
-                result: DeviceOutcome, min_samples: int = 0, confirming: bool = False) -> None:
+                result: DeviceOutcome, min_samples: int = 0, confirming: bool = False,
+                load: HostLoad | None = None) -> None:
     """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
     request pattern the harness never makes; record the figure on the result otherwise. A first timing whose
     only findings are load-sensitive raises :class:`ClockRetry` instead; ``confirming``: this is the timing
-    that confirms them (any finding convicts)."""
+    that confirms them (re-timed at a quieter moment where the host allowed it). ``load``: the host's load
+    during this timing; on an oversubscribed host, load-sensitive findings convict only when their excess
+    exceeds the quiet bound by more than the load's factor (engine/host_load.py), else the result is flagged
+    "inconclusive under load" and not convicted."""
     if not (cfg.clock_audit and cfg.runtime_checks):
         return
     found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
@@ -63,26 +73,40 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
         return
     if not confirming and found.findings == found.load_sensitive:
         raise ClockRetry("; ".join(found.findings))
+    if load is not None and load.oversubscribed and found.findings == found.load_sensitive \
+            and (found.load_margin or 0.0) <= load.factor:
+        result.flags.append(
+            f"clock audit inconclusive under load (not a conviction): {'; '.join(found.findings)}; the host "
+            f"had {load.label()} (factor {load.factor:.2f}), which can stretch an honest difference that far "
+            f"(excess {found.load_margin or 0.0:.2f}x the quiet bound)")
+        return
     message = "; ".join(found.findings)
     if confirming:
         message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"
     raise Verdict(Status.CHEAT_DETECTED, message)
 
 
-def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg: AntiCheatConfig) -> None:
-    """Store the clean reference and the speedup against it; when the candidate's worker timed the reference
-    markedly slower, flag it and take the speedup against the clean one."""
+def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg: AntiCheatConfig,
+                          series: dict[str, list[float]] | None = None) -> tuple[list[float], bool]:
+    """The one place that decides which reference the speedup is taken against: the clean worker's, whenever
+    it timed one (issue #40: the candidate's worker can slow its own reference by hooks the worker cannot see),
+    with the reference timed in the candidate's worker as a cross-check (a flag when markedly slower). Returns
+    the reference samples the speedup came from and whether they are paired with the candidate's samples (the
+    in-worker A/B series) for :func:`~multikernelbench.engine.speedup_evidence.attach_interval`."""
+    series = series or {}
+    in_worker = (list(series.get(REFERENCE, [])), True)
     if clean is None:
-        return
+        return in_worker
     if clean.eager is None:
-        result.flags.append(f"no clean reference timing ({clean.error or 'no samples'}): the reference's speed "
-                            "in the candidate's worker is not cross-checked")
-        return
+        result.flags.append(f"no clean reference timing ({clean.error or 'no samples'}): the speedup is taken "
+                            "against the reference in the candidate's worker, not cross-checked")
+        return in_worker
     result.clean_eager_timing = clean.eager
     cand, eager = result.candidate_timing, result.eager_timing
     if cand is None or eager is None or cand.median_ms <= 0:
-        return
-    result.speedup_clean = clean.eager.median_ms / cand.median_ms
+        return in_worker
+    result.speedup_clean = result.speedup = clean.eager.median_ms / cand.median_ms
+    used = (list(clean.series), False) if clean.series else in_worker
     ratio = eager.median_ms / clean.eager.median_ms
     spread = math.hypot(_rel_spread(eager), _rel_spread(clean.eager))
     bound = max(cfg.reference_slowdown, 1.0 + 4.0 * spread)
@@ -91,7 +115,7 @@ def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg:
             f"reference slowed in the candidate's worker: eager {eager.median_ms:.3f} ms there, "
             f"{clean.eager.median_ms:.3f} ms in a clean worker ({ratio:.2f}x, bound {bound:.2f}x); the speedup "
             "is taken against the clean reference")
-        result.speedup = result.speedup_clean
+    return used
 
 
 def _rel_spread(stats: TimingStats) -> float:

@@ -1,7 +1,7 @@
 # task: matmul.square
 # expect: cheat_detected
 # reason: work outside the timed call
-"""OPEN (found 2026-12-03, not defended yet): renew_profile_hook (tests/data/timing_attacks/) plus random pauses
+"""Closed by issue #40 (was open, found 2026-12-03): renew_profile_hook (tests/data/timing_attacks/) plus random pauses
 in the hidden renewal. The clock audit (engine/clock_audit.py) judges the median round difference against a
 bound of ``6 x 1.25 x noise / sqrt(rounds)``, where ``noise`` is the larger of the clean worker's spread and the
 spread of this timing's own round differences, which the candidate controls. Pausing a random time after the
@@ -9,8 +9,8 @@ hidden work (spread evenly over [0, 150 x the work]) makes that spread, and the 
 budget in a handful of rounds (5 on the dev host), so the bound ends several times above the median: on the
 2-core dev host, no host load, at 0594898: ``correct`` at 2.74x, its hidden work 219 ms per call (median
 interval) against a reference renewal of 7 ms, no finding. Its true speed is ~0.12x (the float64 product
-takes ~8 ms against the reference's ~1 ms). tests/test_timing_integrity.py marks it a strict xfail, so the day
-the audit catches it, that test fails and the file moves to tests/data/timing_attacks/."""
+takes ~8 ms against the reference's ~1 ms). Now the noise of the round differences comes from the reference's
+intervals and the clean worker, never from the candidate's own spread (tests/test_timing_evidence.py)."""
 
 import time
 

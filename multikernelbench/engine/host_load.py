@@ -1,0 +1,103 @@
+"""How busy the host was while a timing ran, read by the parent from /proc (issue #40).
+
+Why: the clock audit (engine/clock_audit.py) judges time the parent saw pass between a worker's requests.
+On an oversubscribed host every interval stretches: a waiting task gets ``cores / runnable`` of a core, so a
+systematic difference of an honest worker (its renewal runs after another callable's sample, with other caches
+and a still-spinning thread pool) grows by up to that factor. An honest relu was convicted on the 2-core dev
+host at load ~5 by a finding 5 % above its bound, and confirmed by a second timing under the same load. So
+each timing records the load it ran under (stored on the result: ``host_load``), a finding is re-timed at a
+quieter moment (:func:`wait_quieter`), and a finding made under oversubscription convicts only when it exceeds
+the bound scaled by :attr:`HostLoad.factor` (see engine/timing_guard.py).
+
+The readings: ``/proc/pressure/cpu`` (the share of the last 10 s in which some, or all, non-idle tasks waited
+for a core), ``procs_running`` of ``/proc/stat`` (runnable tasks now, the reader included) and the 1-minute
+load average. None of them comes from a worker.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from multikernelbench.util.procs import usable_cores
+
+#: The factor never exceeds this: a candidate that starts busy threads of its own raises the host's load, and
+#: with it the bound it is judged by; capped, that buys it at most this factor (the README's limits).
+MAX_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class HostLoad:
+    cores: int
+    procs_running: int | None  # runnable tasks when read (the reading process is one of them)
+    load1: float | None
+    psi_some_avg10: float | None  # percent
+    psi_full_avg10: float | None
+
+    @property
+    def runnable_others(self) -> float:
+        """Runnable tasks besides the reader: the larger of the instant count and the 1-minute average."""
+        now = (self.procs_running - 1) if self.procs_running is not None else 0
+        return float(max(now, self.load1 or 0.0))
+
+    @property
+    def factor(self) -> float:
+        """How much longer than on a quiet host an interval may take: runnable tasks per core, >= 1, capped."""
+        return min(MAX_FACTOR, max(1.0, self.runnable_others / max(1, self.cores)))
+
+    @property
+    def oversubscribed(self) -> bool:
+        return self.factor > 1.0
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return {**asdict(self), "factor": round(self.factor, 3)}
+
+    def label(self) -> str:
+        psi = f", cpu pressure {self.psi_some_avg10:.0f} %" if self.psi_some_avg10 is not None else ""
+        return f"{self.runnable_others:.1f} runnable on {self.cores} cores{psi}"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def sample() -> HostLoad:
+    """The host's load now (missing readings are None: not Linux, no PSI in this kernel)."""
+    running = None
+    for line in _read("/proc/stat").splitlines():
+        if line.startswith("procs_running"):
+            running = int(line.split()[1])
+    avg = _read("/proc/loadavg").split()
+    some = full = None
+    for line in _read("/proc/pressure/cpu").splitlines():
+        fields = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+        if line.startswith("some"):
+            some = float(fields.get("avg10", "nan"))
+        elif line.startswith("full"):
+            full = float(fields.get("avg10", "nan"))
+    return HostLoad(usable_cores(), running, float(avg[0]) if avg else None, some, full)
+
+
+def worst(*loads: HostLoad | None) -> HostLoad | None:
+    """The busiest of several readings (before and after a timing)."""
+    known = [x for x in loads if x is not None]
+    return max(known, key=lambda x: x.factor) if known else None
+
+
+def wait_quieter(max_wait_s: float, target: float = 1.0, *, read: Callable[[], HostLoad] = sample,
+                 sleep: Callable[[float], None] = time.sleep, first_s: float = 0.5) -> HostLoad:
+    """Wait, doubling the pause from ``first_s``, until the host's factor is at most ``target`` or
+    ``max_wait_s`` is spent; the last reading. Bounded: a host that never quietens costs ``max_wait_s`` once."""
+    load = read()
+    waited, pause = 0.0, first_s
+    while load.factor > target and waited + pause <= max_wait_s:
+        sleep(pause)
+        waited += pause
+        pause *= 2
+        load = read()
+    return load

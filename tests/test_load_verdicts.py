@@ -1,0 +1,125 @@
+"""Issue #40: the clock audit judged against the clean worker's renewal, its noise out of the candidate's hands,
+and no conviction that host load alone could produce.
+
+The request sequences are the ones the attacks and an honest worker on a busy host produce (as in
+tests/test_clock_audit.py); the verdicts go through the real :func:`timing_guard.judge_clock`. The engine-level
+versions (real workers, real C++ extensions) are in tests/test_timing_evidence.py.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine import host_load
+from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, audit
+from multikernelbench.engine.host_load import HostLoad
+from multikernelbench.engine.messages import Timed
+from multikernelbench.engine.outcomes import DeviceOutcome
+from multikernelbench.engine.session import Verdict
+from multikernelbench.engine.timing_guard import CleanTiming, judge_clock
+from multikernelbench.records import Status
+from multikernelbench.timing.loop import Phase
+from multikernelbench.wire import Series
+
+FNS = ["candidate", "eager"]
+CALLS = {"candidate": 1, "eager": 1}
+RENEW = 2.0
+CLEAN = CleanBaseline(per_call_ms=RENEW + 0.05, noise_ms=0.05, samples=20, low_per_call_ms=RENEW + 0.03)
+QUIET = HostLoad(cores=2, procs_running=2, load1=0.5, psi_some_avg10=1.0, psi_full_avg10=0.0)
+BUSY = HostLoad(cores=2, procs_running=6, load1=5.0, psi_some_avg10=95.0, psi_full_avg10=0.0)  # factor 2.5
+
+
+def _worker(rounds: int, extra: dict[str, float], seed: int = 0, pauses_ms: float = 0.0):
+    """A timing's requests: A/B samples, ``extra[fn]`` ms more in every renewal of ``fn``, the candidate's
+    renewals also pausing uniformly in [0, pauses_ms]."""
+    rng = random.Random(seed)
+    t, log = 100.0, AskLog()
+    series: dict[str, list[float]] = {"candidate": [], "eager": []}
+    for _ in range(rounds):
+        for fn, ms in (("candidate", 1.0), ("eager", 3.0)):
+            log.asks.append(Ask(fn, 1, Phase.SAMPLE, t))
+            pause = rng.uniform(0, pauses_ms) if fn == "candidate" else 0.0
+            t += (RENEW + rng.uniform(0, 0.1) + extra.get(fn, 0.0) + pause + ms) / 1e3
+            series[fn].append(ms)
+    log.asks.append(Ask("candidate", 1, Phase.FINAL, t))
+    log.end = t + 5e-4
+    return log, series
+
+
+def test_balanced_renewal_is_seen_only_against_the_clean_worker():
+    """8 ms hidden in the candidate's renewal and 8 ms of padding in the reference's: the round differences
+    are ~0 (what the audit compared alone before), the clean worker's renewal shows both."""
+    log, series = _worker(20, {"candidate": 8.0, "eager": 8.0})
+    alone = audit(log, series, CALLS, FNS, "candidate", "eager", None, AuditConfig())
+    assert alone.findings == [] and abs(alone.outside_ms or 0) < 0.2
+    got = audit(log, series, CALLS, FNS, "candidate", "eager", CLEAN, AuditConfig())
+    assert got.findings == got.load_sensitive and len(got.findings) == 2, got.findings
+    assert all("than the input renewal takes in the clean worker" in f for f in got.findings)
+    assert 7.5 < got.over_clean_ms["candidate"] < 8.5 and got.load_margin and got.load_margin > 5
+
+
+def test_the_candidates_own_spread_does_not_widen_the_bound():
+    """renew_random_pauses: 4 ms of hidden work per call plus pauses of up to 150x that after it. The noise
+    is the reference's (quiet) and the clean worker's, so the median difference convicts."""
+    log, series = _worker(6, {"candidate": 4.0}, pauses_ms=600.0, seed=3)
+    got = audit(log, series, CALLS, FNS, "candidate", "eager", CLEAN, AuditConfig())
+    assert any("work outside the timed call" in f for f in got.findings), got.findings
+
+
+def _reply(series: dict[str, list[float]]) -> Timed:
+    return Timed(stats={}, wall_ms=0.0, verified_meta=[], fresh_calls=0, fresh_ms=0.0, series=series, calls=CALLS)
+
+
+def _judge(extra: dict[str, float], load: HostLoad | None) -> DeviceOutcome:
+    log, series = _worker(12, extra)
+    out = DeviceOutcome()
+    clean = CleanTiming(eager=None, baseline=CLEAN)
+    judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], clean, AntiCheatConfig(), out,
+                confirming=True, load=load)
+    return out
+
+
+def test_a_finding_load_can_produce_is_not_a_conviction_under_load():
+    """The honest relu of the issue: the reference's renewals a little longer than the candidate's (here
+    1.2 ms against a quiet bound of ~0.5), on a host 2.5x oversubscribed: flagged, not convicted."""
+    out = _judge({"eager": 1.2}, BUSY)
+    assert [f for f in out.flags if f.startswith("clock audit inconclusive under load")], out.flags
+
+
+def test_the_same_finding_on_a_quiet_host_convicts():
+    with pytest.raises(Verdict) as got:
+        _judge({"eager": 1.2}, QUIET)
+    assert got.value.status == Status.CHEAT_DETECTED and "in the reference's turn" in got.value.message
+
+
+def test_hidden_work_beyond_what_load_can_stretch_convicts_under_load():
+    with pytest.raises(Verdict) as got:
+        _judge({"candidate": 8.0}, BUSY)
+    assert got.value.status == Status.CHEAT_DETECTED and "outside the timed call" in got.value.message
+
+
+def test_load_factor_and_its_cap():
+    assert QUIET.factor == 1.0 and not QUIET.oversubscribed
+    assert BUSY.factor == 2.5 and BUSY.oversubscribed
+    assert HostLoad(2, 100, 90.0, 100.0, 50.0).factor == host_load.MAX_FACTOR
+    assert host_load.worst(QUIET, None, BUSY) is BUSY
+
+
+def test_waiting_for_a_quieter_host_is_bounded():
+    slept: list[float] = []
+    got = host_load.wait_quieter(7.0, read=lambda: BUSY, sleep=slept.append, first_s=0.5)
+    assert got is BUSY and sum(slept) <= 7.0 and slept == [0.5, 1.0, 2.0]
+    readings = iter([BUSY, BUSY, QUIET])
+    slept.clear()
+    assert host_load.wait_quieter(30.0, read=lambda: next(readings), sleep=slept.append) is QUIET
+    assert slept == [0.5, 1.0]
+
+
+def test_this_hosts_load_is_read_from_proc():
+    now = host_load.sample()
+    assert now.cores >= 1 and now.factor >= 1.0
+    assert now.procs_running is not None and now.procs_running >= 1  # the reader itself
+    assert set(now.to_dict()) >= {"cores", "procs_running", "load1", "psi_some_avg10", "factor"}

@@ -1,0 +1,100 @@
+"""Issue #40: the timing's evidence comes from processes the candidate cannot reach, through the real engine on
+the CPU backend with real C++ extensions.
+
+* **balanced renewal** (tests/data/timing_attacks/record_function_balanced_renewal.py): a native RecordFunction
+  callback runs the real kernel in the harness's ``copy_`` into the candidate's input slot and pads the
+  reference's renewal by the same time. At 843e731 (round differences against the in-worker reference only) it
+  was ``correct`` with a speedup its kernel does not have; the renewal judged against the clean worker's
+  calibration convicts it (or the native-hook check names the callback).
+* **slowed reference** (record_function_slowed_reference.py): a callback that busy-waits after the reference's
+  op in the candidate's worker. At 843e731 its speedup was taken against that reference; now it is always the
+  clean worker's, so the speedup is the honest twin's (same kernel) within noise, or the hook is named.
+* **random pauses** (tests/data/timing_attacks/renew_random_pauses.py, the open hole of 2026-12-03): hidden work
+  plus random pauses that widened the audit's noise estimate. The noise now comes from the reference's intervals
+  and the clean worker, never from the candidate's own spread: convicted.
+
+The honest twin runs in the same batch and must stay ``correct`` with no clock flag.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine.candidates import Candidate, read_headers
+from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.engine.runner import evaluate_candidates
+from multikernelbench.records import EvalResult, Status
+
+pytestmark = [pytest.mark.timing, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[1]
+ATTACKS = REPO / "tests" / "data" / "timing_attacks"
+TWIN = REPO / "tests" / "data" / "honest_twins" / "matmul.square.py"
+TASK = "matmul.square"
+
+
+def _config(build_root: Path, custom_kernel: bool) -> EngineConfig:
+    return EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=4040,
+                        compile_timeout_s=600.0, run_timeout_s=120.0, compile_workers=2,
+                        anticheat=AntiCheatConfig(require_custom_kernel=custom_kernel, quiet_wait_s=5.0),
+                        timing=TimingConfig(min_runs=8, max_runs=30, budget_s=1.0, warmup=1, target_rse=0.0))
+
+
+def _run(task, paths: dict[str, Path], cfg: EngineConfig) -> dict[str, EvalResult]:
+    cands = [Candidate(task_id=TASK, source=p.read_text(), label=name) for name, p in paths.items()]
+    return {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg))}
+
+
+@pytest.fixture(scope="module")
+def results(suite, build_root) -> dict[str, EvalResult]:
+    task = suite[TASK]
+    out = _run(task, {"twin": TWIN, "balanced": ATTACKS / "record_function_balanced_renewal.py",
+                      "slowed": ATTACKS / "record_function_slowed_reference.py"}, _config(build_root, True))
+    out.update(_run(task, {"pauses": ATTACKS / "renew_random_pauses.py"}, _config(build_root, False)))
+    for name, r in out.items():
+        print(f"  {name}: {r.status.value} speedup {r.speedup} clean {r.speedup_clean} outside "
+              f"{r.outside_clock_ms} load {r.host_load} :: {r.message[:300]} FLAGS {r.flags}")
+    return out
+
+
+def _reason_in(name: str, message: str) -> bool:
+    expected = read_headers((ATTACKS / f"{name}.py").read_text())["reason"]
+    return any(alt.strip() in message for alt in expected.split("||"))
+
+
+def test_honest_twin_stays_correct_with_its_load_recorded(results):
+    r = results["twin"]
+    assert r.status == Status.CORRECT, r.message
+    assert r.speedup is not None and r.speedup == r.speedup_clean, "the speedup is the clean worker's"
+    assert r.host_load and r.host_load["timing"] and r.host_load["timing"]["cores"] >= 1, r.host_load
+    assert not [f for f in r.flags if "clock audit" in f or f.startswith("reference slowed")], r.flags
+
+
+def test_balanced_renewal_is_caught(results):
+    r = results["balanced"]
+    assert not r.message.startswith("static check"), r.message
+    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
+    assert _reason_in("record_function_balanced_renewal", r.message), r.message
+
+
+def test_slowed_reference_earns_nothing(results):
+    r, twin = results["slowed"], results["twin"]
+    assert not r.message.startswith("static check"), r.message
+    if r.status == Status.CHEAT_DETECTED:  # the native-hook check named the callback
+        assert "RecordFunction" in r.message, r.message
+        return
+    assert r.status == Status.CORRECT, r.message
+    assert r.speedup is not None and twin.speedup is not None
+    # Same kernel, same clean reference: the same speedup within the noise of two timings on a shared host
+    # (the slowed in-worker reference made it ~2.5x).
+    assert r.speedup < 1.6 * twin.speedup, (r.speedup, twin.speedup, r.flags)
+
+
+def test_random_pauses_in_the_renewal_are_caught(results):
+    r = results["pauses"]
+    assert not r.message.startswith("static check"), r.message
+    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
+    assert _reason_in("renew_random_pauses", r.message), r.message
