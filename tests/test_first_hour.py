@@ -80,6 +80,7 @@ PROBE = textwrap.dedent("""
     ["eval", "--solutions", "no_such_folder", "--allow-code-execution"],
     ["eval", "--allow-code-execution"],
     ["tasks", "--bogus"],
+    ["demo", "--bogus"],
     ["report", "--db"],
     ["nosuchcommand"],
 ], ids=lambda a: " ".join(a))

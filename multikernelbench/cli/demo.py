@@ -26,7 +26,6 @@ from multikernelbench.cli._common import add_engine_options, console as make_con
 from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._usage import check_backend, select_tasks
 from multikernelbench.engine.candidates import discover_solutions
-from multikernelbench.engine.runner import Runner
 from multikernelbench.records import Status
 from multikernelbench.store import ResultStore
 
@@ -235,6 +234,8 @@ def run(args) -> int:
         from multikernelbench.backends import get_backend
 
         warm_pch_first(get_backend(config.backend, **config.backend_options), not args.no_progress, console)
+    from multikernelbench.engine.runner import Runner  # torch: imported once the arguments are known good
+
     with ResultStore(args.db) as store:
         runner = Runner(config, store, on_result=json_printer if args.json else None,
                         progress=not args.no_progress)
