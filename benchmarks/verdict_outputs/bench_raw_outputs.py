@@ -58,14 +58,19 @@ def main() -> None:
     cw, cp = Connection(os.dup(s1.fileno())), Connection(os.dup(s2.fileno()))
     print(f"device {args.device}; ms per verified output (median of {args.repeat}), old = sampled in the worker, "
           "new = raw bytes to the parent")
-    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'new ms':>8} {'new-old':>8}")
-    for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23):
+    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'new ms':>8} {'new-old':>8} "
+          f"{'per candidate, s (20 / 40 samples)':>36}")
+    for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23):  # 1<<21: activation.relu's CPU bench output
         t = torch.randn(numel, device=args.device)
         res = {}
         for new in (False, True):
             times = [one_round(cw, cp, t, new) for _ in range(args.repeat)]
             res[new] = statistics.median(times)
-        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res[False]:>8.2f} {res[True]:>8.2f} {res[True] - res[False]:>8.2f}")
+        extra = res[True] - res[False]
+        # Per sample: 2 verified outputs of the candidate and 2 of the reference (balanced renewals).
+        per = [extra * 4 * n / 1e3 for n in (20, 40)]
+        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res[False]:>8.2f} {res[True]:>8.2f} {extra:>8.2f} "
+              f"{per[0]:>17.2f} / {per[1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -97,9 +97,37 @@ class NativeSnapshot:
             out.append("a global at::RecordFunction callback (at::addGlobalCallback)")
         if self.local_callbacks is False and _flag(torch_cpu, "_ZN2at23hasThreadLocalCallbacksEv"):
             out.append("a thread-local at::RecordFunction callback (at::addThreadLocalCallback)")
+        ranges: list[tuple[int, int, str]] | None = None
         for slot, before, resolved in self.slots:
             now = ctypes.c_uint64.from_address(slot.address).value
-            if now != before and now != resolved:
-                out.append(f"the GOT slot of {slot.symbol} in {Path(slot.library).name} "
-                           f"(now {now:#x}, was {before:#x})")
+            if now == before or now == resolved:
+                continue
+            ranges = ranges if ranges is not None else _code_ranges()
+            if _lazily_bound(before, now, slot.library, ranges):
+                continue
+            out.append(f"the GOT slot of {slot.symbol} in {Path(slot.library).name} (now {now:#x}, was {before:#x})")
         return out
+
+
+def _code_ranges() -> list[tuple[int, int, str]]:
+    """(start, end, path) of every executable file mapping of this process, and of the vDSO."""
+    out = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and "x" in parts[1] and (parts[5].startswith("/") or parts[5] == "[vdso]"):
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            out.append((lo, hi, parts[5]))
+    return out
+
+
+def _lazily_bound(before: int, now: int, library: str, ranges: list[tuple[int, int, str]]) -> bool:
+    """A slot that held its own library's PLT stub and now points into the code of a library that provides
+    such symbols (libc, the CUDA runtime): the dynamic linker bound it at its first call (torch and libpython
+    bind lazily; the version bound may differ from the one ``dlsym`` returns)."""
+    def owner(addr: int) -> str | None:
+        return next((path for lo, hi, path in ranges if lo <= addr < hi), None)
+
+    target = owner(now)
+    # glibc's gettimeofday/time are IFUNCs that bind to the vDSO's own functions.
+    return owner(before) == library and target is not None and \
+        (target == "[vdso]" or Path(target).name.startswith(PROVIDERS))
