@@ -6,7 +6,9 @@ its extension and fills its output in only when the harness touches it with an a
 judged ``correct`` with a large speedup (checked with this module against a ``git archive`` of that commit);
 now the worker copies each output's raw bytes with ctypes and the callback never fires before the read (and the
 callback itself is named). got_clock_shave.py points libpython's GOT slot for ``clock_gettime`` at its own clock,
-which subtracts 90 % of the time its forward took: ``correct`` at ~10x at 71030c8, now ``cheat_detected``.
+which subtracts 90 % of the time its forward took; inline_clock_shave.py overwrites the entry of libc's
+``clock_gettime`` instead (no slot changes). Both ``correct`` at 71030c8 (see the report of issue #40 for the
+speedups beside their honest twin, honest_relu_loop.py); now ``cheat_detected`` with the slot or code named.
 The honest control returns a non-contiguous output, which the raw reader must hand over correctly.
 """
 
@@ -79,7 +81,8 @@ def results(suite, build_root) -> dict[str, EvalResult]:
                        compile_timeout_s=600.0, run_timeout_s=120.0, compile_workers=2, threads=1,
                        anticheat=AntiCheatConfig(require_custom_kernel=True),
                        timing=TimingConfig(min_runs=5, max_runs=20, budget_s=0.5, warmup=1, target_rse=0.0))
-    names = ("lazy_output_observer", "got_clock_shave", "honest_relu_strided")
+    names = ("lazy_output_observer", "got_clock_shave", "inline_clock_shave", "honest_relu_strided",
+             "honest_relu_loop")
     cands = [Candidate(task_id=TASK, source=(DATA / f"{n}.py").read_text(), label=n) for n in names]
     out = {c.label: r for c, r in zip(cands, evaluate_candidates([suite[TASK]], cands, cfg))}
     # The lazy output once more with the runtime checks off (no RecordFunction check, no evidence): what the
@@ -107,14 +110,17 @@ def test_lazy_output_is_wrong_without_the_hook_check(results):
 
 
 @pytest.mark.slow
-def test_redirected_clock_slot_is_named(results):
-    r = results["got_clock_shave"]
-    reason = read_headers((DATA / "got_clock_shave.py").read_text())["reason"]
+@pytest.mark.parametrize("name", ["got_clock_shave", "inline_clock_shave"])
+def test_redirected_clock_is_named(results, name):
+    r = results[name]
+    reason = read_headers((DATA / f"{name}.py").read_text())["reason"]
     assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
     assert reason in r.message, r.message
 
 
 @pytest.mark.slow
-def test_honest_strided_output_stays_correct(results):
-    r = results["honest_relu_strided"]
+@pytest.mark.parametrize("name", ["honest_relu_strided", "honest_relu_loop"])
+def test_honest_extensions_stay_correct(results, name):
+    """No native hook is seen in an honest extension; a strided output is read through its strides."""
+    r = results[name]
     assert r.status == Status.CORRECT, f"{r.status.value}: {r.message}"

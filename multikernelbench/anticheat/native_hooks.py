@@ -32,6 +32,8 @@ SYMBOLS = frozenset({
     "clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep", "memcpy", "memmove", "write", "sendmsg",
     "cudaEventElapsedTime", "cudaEventRecord", "cudaEventSynchronize", "cudaEventQuery", "cudaMemcpy",
     "cudaMemcpyAsync", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cuEventElapsedTime"})
+#: How many bytes of each watched function's entry are compared (a jump to elsewhere needs 5 to 14).
+CODE_BYTES = 16
 #: Where a lazily bound slot's symbol may be defined (the first one that exports it wins, as for ld.so).
 PROVIDERS = ("libc.so", "libcudart", "libcuda.so", "libpthread", "librt")
 
@@ -71,6 +73,9 @@ class NativeSnapshot:
     local_callbacks: bool | None = None
     #: (slot, value before candidate code, address the symbol resolves to) per watched slot.
     slots: list[tuple[Slot, int, int | None]] = field(default_factory=list)
+    #: (symbol, address, first bytes) of each watched function's code: a slot left alone while the function's
+    #: own entry is overwritten with a jump (an inline hook) redirects every caller just the same.
+    code: list[tuple[str, int, bytes]] = field(default_factory=list)
 
     @classmethod
     def capture(cls) -> NativeSnapshot:
@@ -84,9 +89,14 @@ class NativeSnapshot:
                     providers.append(ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY))
                 except OSError:
                     continue
+        entries: dict[int, str] = {}
         for slot in got_slots(LIBRARIES, set(SYMBOLS)):
             value = ctypes.c_uint64.from_address(slot.address).value
-            snap.slots.append((slot, value, _resolve(slot.symbol, providers)))
+            resolved = _resolve(slot.symbol, providers)
+            snap.slots.append((slot, value, resolved))
+            if resolved:
+                entries.setdefault(resolved, slot.symbol)
+        snap.code = [(name, addr, ctypes.string_at(addr, CODE_BYTES)) for addr, name in entries.items()]
         return snap
 
     def changed(self) -> list[str]:
@@ -106,6 +116,9 @@ class NativeSnapshot:
             if _lazily_bound(before, now, slot.library, ranges):
                 continue
             out.append(f"the GOT slot of {slot.symbol} in {Path(slot.library).name} (now {now:#x}, was {before:#x})")
+        for name, addr, before_code in self.code:
+            if ctypes.string_at(addr, CODE_BYTES) != before_code:
+                out.append(f"the code at the entry of {name} (overwritten: an inline hook)")
         return out
 
 
