@@ -139,6 +139,9 @@ class EvalResult:
     #: The kernel sandbox its workers ran under (engine/kernel_sandbox.py: ``landlock7+seccomp``, or ``weak:...``
     #: when the user accepted less); "" in records made before the sandbox existed.
     sandbox: str = ""
+    #: The evaluation policy (anticheat/policy.py): ``mkb`` (the compute runs in the candidate's own kernel)
+    #: or ``kernelbench`` (PyTorch ops allowed in forward); records made before the field read back as ``mkb``.
+    policy: str = "mkb"
     started_at: float | None = None
     finished_at: float | None = None
 

@@ -1,6 +1,6 @@
 """SQLite results store.
 
-Results are keyed by what determines them — (task id, task hash, backend, hardware, code hash) — so the same
+Results are keyed by what determines them — (task id, task hash, backend, hardware, code hash, policy) — so the same
 kernel submitted twice (by two models, or by a rerun) is evaluated once, and an interrupted run resumes by
 skipping keys already present. A separate ``labels`` table says which model/strategy/sample produced which
 code, so reports can group by model without duplicating results.
@@ -21,8 +21,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     task_id TEXT NOT NULL, task_hash TEXT NOT NULL, backend TEXT NOT NULL, hardware TEXT NOT NULL,
     code_hash TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL, created REAL NOT NULL,
-    sandbox TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (task_id, task_hash, backend, hardware, code_hash)
+    sandbox TEXT NOT NULL DEFAULT '', policy TEXT NOT NULL DEFAULT 'mkb',
+    PRIMARY KEY (task_id, task_hash, backend, hardware, code_hash, policy)
 );
 CREATE TABLE IF NOT EXISTS labels (
     model TEXT NOT NULL, strategy TEXT NOT NULL, sample_index INTEGER NOT NULL,
@@ -56,9 +56,27 @@ class ResultStore:
         # One connection per store; each write commits at once so a killed run loses nothing finished.
         self._conn = sqlite3.connect(str(self.path), timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._migrate_policy_key()
         self._conn.executescript(SCHEMA)
         self._add_missing_columns()
         self._conn.commit()
+
+    def _migrate_policy_key(self) -> None:
+        """A store made before policies (anticheat/policy.py) had no ``policy`` in its key: its rows move, in one
+        transaction, to a table keyed with it, as ``mkb`` (the only policy there was). Interrupted, nothing
+        changed; done, the old table is gone."""
+        have = {row[1] for row in self._conn.execute("PRAGMA table_info(results)")}
+        if not have or "policy" in have:
+            return
+        sandbox = "sandbox" if "sandbox" in have else "''"
+        with self._conn:
+            self._conn.execute("ALTER TABLE results RENAME TO results_before_policy")
+            self._conn.execute(SCHEMA.split(";")[0])  # execute, not executescript: that would commit first
+            self._conn.execute(
+                "INSERT INTO results (task_id, task_hash, backend, hardware, code_hash, status, record, created, "
+                f"sandbox, policy) SELECT task_id, task_hash, backend, hardware, code_hash, status, record, created, "
+                f"{sandbox}, 'mkb' FROM results_before_policy")
+            self._conn.execute("DROP TABLE results_before_policy")
 
     def _add_missing_columns(self) -> None:
         """Stores made before a column existed get it with its default ('' sandbox: made before the kernel
@@ -76,19 +94,20 @@ class ResultStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def get(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str) -> EvalResult | None:
+    def get(self, task_id: str, task_hash: str, backend: str, hardware: str, code_hash: str,
+            policy: str = "mkb") -> EvalResult | None:
         row = self._conn.execute(
-            "SELECT record FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=?",
-            (task_id, task_hash, backend, hardware, code_hash)).fetchone()
+            "SELECT record FROM results WHERE task_id=? AND task_hash=? AND backend=? AND hardware=? AND code_hash=? "
+            "AND policy=?", (task_id, task_hash, backend, hardware, code_hash, policy)).fetchone()
         return EvalResult.from_dict(json.loads(row[0])) if row else None
 
     def put(self, result: EvalResult, label: Label | None = None) -> None:
         with self._conn:
             self._conn.execute(
                 "INSERT OR REPLACE INTO results (task_id, task_hash, backend, hardware, code_hash, status, record, "
-                "created, sandbox) VALUES (?,?,?,?,?,?,?,?,?)",
+                "created, sandbox, policy) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (result.task_id, result.task_hash, result.backend, result.hardware, result.code_hash,
-                 result.status.value, result.to_json(), time.time(), result.sandbox))
+                 result.status.value, result.to_json(), time.time(), result.sandbox, result.policy))
             if label is not None:
                 self._put_label(result, label)
 
@@ -117,7 +136,7 @@ class ResultStore:
             result = EvalResult.from_dict(json.loads(record))
             # Samples with the same code share one record (keyed by code hash); each keeps its own name.
             result.candidate = candidate or result.candidate
-            key = (model, strategy, result.task_id, result.backend, idx)
+            key = (model, strategy, result.task_id, result.backend, idx, result.policy)
             if key in seen:  # the same code evaluated on two hardware kinds: keep the first
                 continue
             seen.add(key)

@@ -38,6 +38,9 @@ def add_engine_options(p) -> None:
     p.add_argument("--gpus", default=None,
                    help="comma-separated GPU indices to spread the device stage over, one lane each (default: all)")
     p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
+    p.add_argument("--policy", choices=["mkb", "kernelbench"], default="mkb",
+                   help="mkb (default): the compute must run in the candidate's own kernel; kernelbench: PyTorch "
+                        "ops allowed in forward, every other defence on (stored on every result)")
     p.add_argument("--run-timeout", type=float, default=120.0, help="seconds per worker request")
     p.add_argument("--candidate-timeout", type=float, default=900.0,
                    help="seconds for one candidate's whole device stage (load, every check, timing); 0 = no cap")
@@ -71,6 +74,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
     if args.build_root:
         cfg.build_root = args.build_root
     cfg.trace_path = getattr(args, "trace", None)
+    cfg.policy = getattr(args, "policy", "mkb") or "mkb"
     return cfg
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 def add_task_set_option(p) -> None:
     p.add_argument("--tasks", dest="task_set", default="suite", metavar="SET",
                    help="task set: suite (default), heldout-<seed>[:<count>] (generated, default 50 tasks), "
-                        "or a folder of task files / a built dataset folder")
+                        "kernelbench:<folder> (KernelBench-format problems, imported on first use), or a folder of task files / a built dataset folder")
 
 
 def tasks_for(args, categories=None, ids=None) -> list:
@@ -51,6 +51,9 @@ def add_generate_parser(tasks_parser) -> None:
                         "(default: the cache folder `--tasks heldout-<seed>:<count>` reads)")
     g.add_argument("--json", action="store_true", help="print the generation summary as JSON")
     g.set_defaults(func=run_generate)
+    from multikernelbench.cli._kb_import import add_import_parser
+
+    add_import_parser(sub)
 
 
 def run_generate(args) -> int:

@@ -27,6 +27,8 @@ def add_parser(sub) -> None:
                         "~/.cache/multikernelbench/hardware) when its results have no peak table")
     p.add_argument("--no-plots", action="store_true", help="skip the figures (no matplotlib needed)")
     p.add_argument("--quiet", action="store_true", help="do not print the tables")
+    p.add_argument("--compare-policies", action="store_true",
+                   help="only print, per task, where the mkb and kernelbench policies' verdicts differ")
     p.set_defaults(func=run)
 
 
@@ -34,6 +36,8 @@ def run(args) -> int:
     from multikernelbench.baselines import load_baseline
     from multikernelbench.report import build_report, load_report_data, write_report
 
+    if getattr(args, "compare_policies", False):
+        return compare_policies(args.store)
     try:
         baseline = None if args.no_baseline else load_baseline(args.baseline)
         data = load_report_data(args.store, ks=args.k or [1], alphas=args.alpha or [1.0], baseline=baseline,
@@ -53,4 +57,16 @@ def run(args) -> int:
     if not args.quiet:
         print(report.markdown)
     print(f"wrote {paths['markdown']} and {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def compare_policies(store_path: str) -> int:
+    from multikernelbench.report.policy_compare import compare, render
+    from multikernelbench.store import ResultStore
+
+    if not Path(store_path).is_file():
+        print(f"mkb report: no results store at {store_path}", file=sys.stderr)
+        return 1
+    with ResultStore(store_path) as store:
+        print(render(*compare(store.labelled())))
     return 0

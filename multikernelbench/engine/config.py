@@ -85,3 +85,5 @@ class EngineConfig:
     ray_address: str | None = None
     #: Anti-cheat switches; harness self-tests on plain-PyTorch candidates set require_custom_kernel=False.
     anticheat: AntiCheatConfig = field(default_factory=AntiCheatConfig)
+    #: ``--policy``: ``mkb`` or ``kernelbench`` (anticheat/policy.py); stored on every result, part of its key.
+    policy: str = "mkb"

@@ -84,6 +84,9 @@ class Runner:
     def __init__(self, config: EngineConfig, store: ResultStore | None = None,
                  on_result: Callable[[EvalResult, Candidate], None] | None = None, progress: bool = True) -> None:
         check_opt_in(config)
+        from multikernelbench.anticheat.policy import apply as apply_policy
+
+        apply_policy(config.policy, config.anticheat)
         self.config = config
         self.store = store
         self.on_result = on_result
@@ -157,7 +160,7 @@ class Runner:
                     self.store.put(results[i], self._label(cand, task))
                 continue
             stored = self.store.get(task.id, task.content_hash, self.backend.name, self.hardware,
-                                    cand.code_hash) if self.store else None
+                                    cand.code_hash, self.config.policy) if self.store else None
             if stored is not None and not self._reusable(stored):
                 stored = None  # judged without a check this run asks for: evaluated again, then replaced
             if stored is not None and self.store is not None:
@@ -250,7 +253,7 @@ class Runner:
         return EvalResult(task_id=task.id, task_hash=task.content_hash, backend=self.backend.name,
                           candidate=cand.label, code_hash=cand.code_hash, status=status, message=message,
                           hardware=self.hardware, versions=self.versions, started_at=time.time(),
-                          sandbox=sandbox_support().label())
+                          sandbox=sandbox_support().label(), policy=self.config.policy)
 
     def _label(self, cand: Candidate, task: Task | None) -> Label:
         category = task.category if task else cand.task_id.split(".")[0]

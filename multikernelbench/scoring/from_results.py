@@ -44,12 +44,15 @@ class Group:
     model: str
     strategy: str
     backend: str
+    #: The evaluation policy (anticheat/policy.py): results of two policies are never in one group.
+    policy: str = "mkb"
     tasks: dict[str, list[StoredResult]] = field(default_factory=dict)
     unavailable: int = 0
 
     @property
     def row_name(self) -> str:
-        return self.model if self.strategy in ("", "none") else f"{self.model} ({self.strategy})"
+        name = self.model if self.strategy in ("", "none") else f"{self.model} ({self.strategy})"
+        return name if self.policy == "mkb" else f"{name} [policy {self.policy}]"
 
     def task_ids(self) -> list[str]:
         return sorted(self.tasks)
@@ -72,11 +75,11 @@ class Group:
 
 
 def group_results(stored: Iterable[StoredResult]) -> list[Group]:
-    """Group labelled results by (model, strategy, backend); samples of a task sorted by sample index."""
-    groups: dict[tuple[str, str, str], Group] = {}
-    per_task: dict[tuple[str, str, str], dict[str, list[StoredResult]]] = defaultdict(lambda: defaultdict(list))
+    """Group labelled results by (model, strategy, backend, policy); samples of a task sorted by sample index."""
+    groups: dict[tuple[str, str, str, str], Group] = {}
+    per_task: dict[tuple[str, str, str, str], dict[str, list[StoredResult]]] = defaultdict(lambda: defaultdict(list))
     for s in stored:
-        key = (s.label.model, s.label.strategy, s.result.backend)
+        key = (s.label.model, s.label.strategy, s.result.backend, s.result.policy)
         group = groups.setdefault(key, Group(*key))
         if s.result.status is Status.UNAVAILABLE:
             group.unavailable += 1

@@ -78,6 +78,14 @@ def load_task_set(spec: str | None = None, categories: Iterable[str] | None = No
     spec = spec or SUITE
     if spec == SUITE:
         return load_suite(categories=categories, ids=ids)
+    if spec.startswith("kernelbench:"):  # a KernelBench-format folder, imported on first use
+        from multikernelbench.tasks.kernelbench.cache import imported_folder
+
+        try:
+            folder = imported_folder(Path(spec[len("kernelbench:"):]), log=log)
+        except FileNotFoundError as exc:
+            raise TaskSetError(str(exc)) from exc
+        return load_suite(folder, categories=categories, ids=ids)
     heldout = parse_heldout(spec)
     if heldout:
         return load_suite(heldout_folder(*heldout, log=log), categories=categories, ids=ids)
@@ -86,4 +94,5 @@ def load_task_set(spec: str | None = None, categories: Iterable[str] | None = No
         return load_from_dataset(path, categories=categories, ids=ids)
     if path.is_dir():
         return load_suite(path, categories=categories, ids=ids)
-    raise TaskSetError(f"unknown task set {spec!r}: use 'suite', 'heldout-<seed>[:<count>]' or a folder")
+    raise TaskSetError(f"unknown task set {spec!r}: use 'suite', 'heldout-<seed>[:<count>]', "
+                       "'kernelbench:<folder>' or a folder")
