@@ -59,6 +59,12 @@ class Backend(abc.ABC):
     zygote_ok: bool = True
     #: Extra modules the zygote imports before forking (slow, safe to share: no device initialisation).
     zygote_preload: tuple[str, ...] = ()
+    #: The harness's environment variables a worker inherits besides PATH and the locale (names or fnmatch
+    #: patterns; multikernelbench/util/worker_env.py): only what the toolchain and device need. A name that
+    #: looks like a secret (``*TOKEN*``, ``*_KEY``, ...) is never passed, whatever a pattern says.
+    worker_env_allow: tuple[str, ...] = ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "NVIDIA_*",
+                                         "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "MAX_JOBS", "OMP_NUM_THREADS",
+                                         "MKL_NUM_THREADS", "MKB_NVCC_SPLIT", "MKB_PCH_ROOT")
 
     def __init__(self, **options: Any) -> None:
         self.options = options
@@ -73,9 +79,13 @@ class Backend(abc.ABC):
         kernel sandbox lets it write every cache folder named here (engine/kernel_sandbox.py, ``CACHE_ENV``),
         so each must be the candidate's own (under ``build_dir``); shared folders it needs to read go in
         :meth:`sandbox_read_dirs`."""
-        from multikernelbench.util.sandbox_paths import paths_env
+        from multikernelbench.util.sandbox_paths import CACHE_ENV, READ_ENV, WRITE_ENV, paths_env
+        from multikernelbench.util.worker_env import inherited
 
-        return {"TORCH_EXTENSIONS_DIR": str(build_dir), **paths_env(read=self.sandbox_read_dirs(build_dir))}
+        passed = {k: v for k, v in inherited(self.worker_env_allow).items()
+                  if k not in CACHE_ENV + (READ_ENV, WRITE_ENV)}  # writable folders come from the backend only
+        return {**passed, "TORCH_EXTENSIONS_DIR": str(build_dir),
+                **paths_env(read=self.sandbox_read_dirs(build_dir))}
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
         """Shared folders a worker reads but never writes (e.g. precompiled headers), besides the system's,
@@ -118,11 +128,6 @@ class Backend(abc.ABC):
         make what it makes; they may wait for it, bounded, while it marks it as in progress (warm_wait.py).
         ``sources``: the run's candidate sources, to be *read* only (e.g. which flag sets they build with)."""
         return None
-
-    def build_cpu_elsewhere(self, build_dir: Path) -> float:
-        """Trusted, after a build: CPU seconds the build had spent in processes that are not the compile
-        worker's descendants (so /proc did not count them), for the build gate's measure of a build's cores."""
-        return 0.0
 
     # ---- in a compile worker (untrusted code runs) ----------------------------------------------------
     def compile(self, source: str, build_dir: Path) -> CompileOutcome:

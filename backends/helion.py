@@ -45,6 +45,7 @@ from multikernelbench.backends.cuda import cuda_device_reason
 
 class HelionBackend(Backend):
     name = "helion"
+    worker_env_allow = Backend.worker_env_allow + ("TRITON_*", "HELION_*")
     language = "Helion (PyTorch tile DSL, @helion.kernel, lowered to Triton)"
     device_type = "cuda"
     times_on_cpu_shape = False

@@ -30,6 +30,7 @@ from multikernelbench.backends.cuda import cuda_device_reason
 
 class NumbaCudaBackend(Backend):
     name = "numba_cuda"
+    worker_env_allow = Backend.worker_env_allow + ("NUMBA_*",)
     language = "Numba CUDA (Python syntax, @cuda.jit)"
     device_type = "cuda"
     times_on_cpu_shape = False

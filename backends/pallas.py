@@ -39,6 +39,7 @@ def _jax_cuda_plugin() -> bool:
 
 class PallasBackend(Backend):
     name = "pallas"
+    worker_env_allow = Backend.worker_env_allow + ("JAX_*", "XLA_*", "TPU_*", "LIBTPU_*")
     language = "JAX Pallas (pallas_call)"
     device_type = "cuda"
     times_on_cpu_shape = False

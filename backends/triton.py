@@ -24,6 +24,7 @@ from multikernelbench.backends.cuda import cuda_device_reason
 
 class TritonBackend(Backend):
     name = "triton"
+    worker_env_allow = Backend.worker_env_allow + ("TRITON_*",)
     language = "Triton (Python DSL, @triton.jit)"
     device_type = "cuda"
     times_on_cpu_shape = False

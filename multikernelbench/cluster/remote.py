@@ -48,7 +48,9 @@ def start_zygote(config: EngineConfig, backend):
         return None
     from multikernelbench.engine.zygote import Zygote, ZygoteError
 
-    env = dict(os.environ)
+    from multikernelbench.util.worker_env import base_env
+
+    env = base_env()  # the zygote's own environment is what its forked workers' /proc/self/environ shows
     env.update(backend.worker_env(Path(config.build_root)))
     try:
         return Zygote(env, tuple(backend.zygote_preload))

@@ -12,7 +12,8 @@ What a worker may write: its own working directory (= its private ``TMPDIR``), i
 folder, and the toolchain caches its environment points it at (``TORCHINDUCTOR_CACHE_DIR``,
 ``TRITON_CACHE_DIR``, ``CUDA_CACHE_PATH``, ``MKB_EXT_CACHE``, ...; the engine and the backends set each of them
 to a folder of that worker or candidate, except the reference compile cache of trusted reference-only runs).
-What it may read and execute: the system folders, Python's prefixes and import path, the package, CUDA, and
+What it may read and execute: the system folders, Python's prefixes, standard library and site-packages
+(never ``sys.path``), the package's own folder, CUDA, and
 the shared folders its backend names (the precompiled headers). Nothing else: not ``$HOME``, not ``/tmp``,
 not other candidates' builds, not the Hugging Face cache or its token, not the results store.
 
@@ -96,29 +97,38 @@ def require(allow_weak: bool) -> SandboxSupport:
 
 
 def _python_read_paths() -> list[str]:
-    """Python's prefixes, the folders on its import path, and where this package and its backends live
-    (an editable install maps them from the source tree). Not ``/`` nor ``$HOME`` or a folder above it, even
-    when the import path names them (a script run from there)."""
+    """A declared list, never ``sys.path`` (issue #41: Ray puts the driver's working folder on every worker's
+    import path, and a script run from a folder puts that folder there): Python's prefixes and executable, its
+    standard library and site-packages (``sysconfig``), and this package's own folder and its mapped backends
+    folder, not the checkout that holds them (an editable install maps them from a source tree that also holds
+    results, tokens and other candidates' files). Not ``/`` nor ``$HOME`` or a folder above it."""
+    import sysconfig
+
     home = os.path.realpath(os.path.expanduser("~"))
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    paths += [p for p in sys.path if p and os.path.isdir(p)]
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        got = sysconfig.get_paths(vars=scheme_vars) if scheme_vars else sysconfig.get_paths()
+        paths += [got[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "include", "platinclude")
+                  if got.get(k)]
+    import site
+
+    paths += [p for p in site.getsitepackages() + [site.getusersitepackages()] if p]
     import multikernelbench
 
-    pkg = Path(multikernelbench.__file__).resolve().parent
-    paths += [str(pkg.parent)]
+    paths.append(str(Path(multikernelbench.__file__).resolve().parent))
     try:
         import multikernelbench.backends as b
 
-        paths.append(str(Path(b.__file__).resolve().parent.parent))
+        paths.append(str(Path(b.__file__).resolve().parent))
     except ImportError:
         pass
     out = []
     for p in paths:
         real = os.path.realpath(p)
-        if real == "/" or real == home or home.startswith(real.rstrip("/") + "/"):
+        if not os.path.isdir(real) or real == "/" or real == home or home.startswith(real.rstrip("/") + "/"):
             continue
         out.append(real)
-    return out
+    return list(dict.fromkeys(out))
 
 
 @dataclass

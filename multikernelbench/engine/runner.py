@@ -207,7 +207,9 @@ class Runner:
             if early is not None:
                 early.wait_ready()
                 return early
-            env = dict(os.environ)
+            from multikernelbench.util.worker_env import base_env
+
+            env = base_env()  # the zygote's own environment is what its forked workers' /proc/self/environ shows
             env.update(self.backend.worker_env(Path(self.config.build_root)))
             return Zygote(env, tuple(self.backend.zygote_preload), wait=wait)
         except ZygoteError as exc:

@@ -32,6 +32,7 @@ from typing import Any
 from multikernelbench.engine import protocol
 from multikernelbench.engine.kernel_sandbox import CACHE_ENV, READ_ENV, WRITE_ENV, SandboxPolicy, enter, harden_trusted
 from multikernelbench.util.procs import Limits, apply_limits, kill_session
+from multikernelbench.util.worker_env import base_env, scrub
 
 __all__ = ["Limits", "Worker", "WorkerDied", "WorkerTimeout"]
 
@@ -66,7 +67,9 @@ class Worker:
         self.workdir = Path(self._tmp.name)
         parent_sock, child_sock = socket.socketpair()
         harden_trusted()  # the parent holds expected outputs and seeds: no worker may read its memory
-        env = dict(os.environ)
+        # An allow-list, never the harness's environment: tokens and keys must not reach candidate code
+        # (multikernelbench/util/worker_env.py); the backend's worker_env adds its toolchain's variables.
+        env = base_env(home=str(self.workdir))
         for key in CACHE_ENV + (READ_ENV, WRITE_ENV):  # every writable folder comes from the backend or here
             env.pop(key, None)
         # Caches that libraries put in shared places (a parent that imported torch._dynamo exports
@@ -79,7 +82,8 @@ class Worker:
         env.update(self.env)
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["TMPDIR"] = str(self.workdir)  # temp files land in the worker's own folder (removed at close)
+        env["TMPDIR"] = env["HOME"] = str(self.workdir)  # temp files land in its own folder (removed at close)
+        env = scrub(env)
         limits = self.limits
         policy = SandboxPolicy.for_worker(env, str(self.workdir))
 
@@ -97,7 +101,7 @@ class Worker:
                     self.proc = None  # fall back to a fresh interpreter below
             if self.proc is None:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()),
+                    [sys.executable, "-P", "-m", "multikernelbench.engine.worker_main", str(child_sock.fileno()),
                      self.role],
                     pass_fds=[child_sock.fileno()], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
                     stdout=out, stderr=err, start_new_session=True, preexec_fn=child_setup)

@@ -14,6 +14,7 @@ from dataclasses import asdict
 
 from multikernelbench.engine.protocol import recv_control, send_control
 from multikernelbench.util.procs import die_with_parent
+from multikernelbench.util.worker_env import scrub
 
 #: Imported by the zygote before it forks: everything a worker needs that is slow to import and safe to
 #: share (no candidate code, no CUDA initialisation, no threads started). torch._dynamo costs ~2 s of CPU
@@ -38,9 +39,12 @@ class Zygote:
     def __init__(self, env: dict[str, str], preload: tuple[str, ...] = (), wait: bool = True) -> None:
         ours, theirs = socket.socketpair()
         modules = list(BASE_PRELOAD) + [m for m in preload if m not in BASE_PRELOAD]
+        # -P and cwd "/": the caller's folder is not on the import path its forked workers inherit; the
+        # environment is scrubbed (util/worker_env.py) because a forked worker's /proc/self/environ is this one.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "multikernelbench.engine.zygote_main", str(theirs.fileno()), json.dumps(modules)],
-            pass_fds=[theirs.fileno()], env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+            [sys.executable, "-P", "-m", "multikernelbench.engine.zygote_main", str(theirs.fileno()),
+             json.dumps(modules)],
+            pass_fds=[theirs.fileno()], env=scrub(env), cwd="/", stdin=subprocess.DEVNULL, start_new_session=True,
             preexec_fn=die_with_parent)
         theirs.close()
         self.sock = ours

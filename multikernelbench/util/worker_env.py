@@ -1,0 +1,60 @@
+"""The environment a worker starts from: an allow-list, never the harness's whole environment.
+
+Why: a worker runs candidate code, and whatever is in its environment (``HF_TOKEN``, ``MKB_SERVE_TOKEN``,
+cloud keys) can be read by the candidate and returned in its result message, which is stored and shown to the
+model (issue #41). So a worker gets only what it needs to run: ``PATH``, the locale, ``HOME``/``TMPDIR`` in its
+own folder, and the toolchain and device variables its backend declares (``Backend.worker_env_allow``, copied
+by ``Backend.worker_env``). A name that looks like a secret is dropped even when a pattern allows it.
+
+The zygote forks workers, and a forked worker's ``/proc/self/environ`` shows the environment the zygote was
+*exec'd* with (not ``os.environ``), so the zygote is started from this same allow-list.
+
+Its own module, below the engine and the backends, so both use one definition.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import Iterable, Mapping
+
+#: What every worker inherits from the harness: the search path, the locale, the dynamic loader's path (CUDA
+#: and conda hosts need it) and ``PYTHONPATH`` (a checkout run without installing). Nothing else.
+BASE_ALLOW = ("PATH", "LANG", "LANGUAGE", "LC_*", "TZ", "LD_LIBRARY_PATH", "PYTHONPATH")
+
+#: Names that are secrets whatever pattern allows them.
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|(^|_)KEY($|_)|API_?KEY|AUTH|COOKIE|SESSION", re.IGNORECASE)
+
+
+def is_secret(name: str) -> bool:
+    return bool(_SECRET.search(name))
+
+
+def allowed(name: str, patterns: Iterable[str]) -> bool:
+    """Whether ``name`` matches one of ``patterns`` (exact names or ``fnmatch`` patterns such as ``TRITON_*``)
+    and does not look like a secret."""
+    return not is_secret(name) and any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def inherited(patterns: Iterable[str], source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables of ``source`` (default: this process's environment) that ``patterns`` allow."""
+    pats = tuple(patterns)
+    src = os.environ if source is None else source
+    return {k: v for k, v in src.items() if allowed(k, pats)}
+
+
+def base_env(home: str | None = None, source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The start of every worker's (and the zygote's) environment: :data:`BASE_ALLOW` from ``source``, and
+    ``HOME``/``TMPDIR`` at ``home`` when given (the worker's own folder), so nothing reaches for the harness
+    user's home (its caches, its ``.netrc``, its Hugging Face token)."""
+    env = inherited(BASE_ALLOW, source)
+    env.setdefault("PATH", os.defpath)
+    if home is not None:
+        env["HOME"] = env["TMPDIR"] = str(home)
+    return env
+
+
+def scrub(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without anything that looks like a secret (the last step before a worker or zygote starts)."""
+    return {k: v for k, v in env.items() if not is_secret(k)}

@@ -1,0 +1,194 @@
+"""What a worker inherits (issue #41): its environment, its read scope, its disk use.
+
+Real candidates through the real engine (CPU backend, zygote and fresh interpreters). Each attack reads through
+libc (ctypes), so the Python audit hook never sees it: only the environment the worker was given and the kernel
+(Landlock) decide. On the code before this change (2bfa3e1) the canary secrets were in ``os.environ`` and in
+``/proc/self/environ`` and came back in the stored result, and every file below was readable, because the read
+scope followed ``sys.path`` (the folder here stands for the driver's working folder that Ray puts there) and took
+the whole checkout of an editable install.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.kernel_sandbox import support
+from multikernelbench.engine.runner import evaluate_candidates
+from multikernelbench.records import Status
+from multikernelbench.store import ResultStore
+
+pytestmark = [pytest.mark.skipif(not support().complete, reason="this kernel lacks Landlock or seccomp"),
+              pytest.mark.timing]
+
+RELU = "activation.relu"
+NONCE = uuid.uuid4().hex[:12]
+CANARIES = {"HF_TOKEN": f"hf_canary{NONCE}", "MKB_SERVE_TOKEN": f"serve-canary-{NONCE}",
+            "AWS_SECRET_ACCESS_KEY": f"aws-canary-{NONCE}", "FOO_API_KEY": f"foo-canary-{NONCE}"}
+
+CANDIDATE = '''
+import ctypes, os
+import torch
+import torch.nn as nn
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+_libc.read.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+
+def _read(path, flags=os.O_RDONLY):
+    fd = _libc.open(path.encode(), flags, 0)
+    if fd < 0:
+        return None
+    buf = ctypes.create_string_buffer(1 << 16)
+    n = _libc.read(fd, buf, 1 << 16)
+    _libc.close(fd)
+    return buf.raw[:max(n, 0)].decode("latin-1")
+
+_found = [repr(dict(os.environ))]
+for name, (path, flags) in {paths!r}.items():
+    path = path.replace("PPID", str(os.getppid()))
+    got = _read(path, os.O_RDONLY | flags)
+    print(f"READ {{name}}: " + ("SUCCEEDED" if got is not None else f"blocked errno={{ctypes.get_errno()}}"),
+          flush=True)
+    if got:
+        _found.append(got)
+_leak = " | ".join(_found).replace("\\0", " ")
+print("LEAK " + _leak, flush=True)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if x.numel() < 0:
+            raise RuntimeError(_leak)
+        return torch.clamp_min(x, 0.0)
+'''
+
+
+def _config(build_root, **kw):
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.config import EngineConfig, TimingConfig
+
+    return EngineConfig(build_root=build_root, allow_code_execution=True, seed=7, skip_timing=True,
+                        compile_workers=1, run_timeout_s=60.0,
+                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False), **kw)
+
+
+def _reads(stdout: str) -> dict[str, str]:
+    got = {}
+    for text in stdout.splitlines():
+        if text.startswith("READ "):
+            name, _, verdict = text[len("READ "):].partition(": ")
+            got[name] = verdict
+    return got
+
+
+@pytest.fixture(scope="module")
+def driver_folder():
+    """A folder inside the checkout (which an editable install used to make readable), standing for the
+    driver's working folder: a token file, a results store, another candidate's source."""
+    import multikernelbench
+
+    root = Path(multikernelbench.__file__).resolve().parent.parent / f".mkb-isolation-{NONCE}"
+    (root / "raybuilds" / "cpu" / "victim").mkdir(parents=True)
+    (root / "token").write_text(f"token-file-{NONCE}\n")
+    (root / "raybuilds" / "cpu" / "victim" / "candidate.py").write_text(f"# victim-{NONCE}\n")
+    store = sqlite3.connect(str(root / "results.sqlite"))
+    store.execute("create table t (x text)")
+    store.execute("insert into t values (?)", (f"stored-{NONCE}",))
+    store.commit()
+    store.close()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
+    """One candidate, with the zygote and with fresh interpreters, run from the driver folder (the current
+    folder, and first on sys.path as Ray puts it) with the canaries in the harness's environment."""
+    paths = {"cwd": (str(driver_folder), os.O_DIRECTORY), "token": (str(driver_folder / "token"), 0),
+             "store": (str(driver_folder / "results.sqlite"), 0),
+             "other_source": (str(driver_folder / "raybuilds/cpu/victim/candidate.py"), 0),
+             "checkout": (str(driver_folder.parent / "pyproject.toml"), 0),
+             "self_environ": ("/proc/self/environ", 0), "parent_environ": ("/proc/PPID/environ", 0),
+             "harness_environ": (f"/proc/{os.getpid()}/environ", 0)}
+    out = {}
+    store_path = tmp_path_factory.mktemp("isolation-store") / "results.sqlite"
+    old_cwd, old_path, old_env = os.getcwd(), list(sys.path), dict(os.environ)
+    os.environ.update(CANARIES)
+    os.chdir(driver_folder)
+    sys.path.insert(0, str(driver_folder))
+    try:
+        for zygote in (True, False):
+            cand = Candidate(task_id=RELU, label=f"leak-{zygote}",
+                             source=CANDIDATE.format(paths=paths) + f"\n# zygote={zygote}\n")
+            store = ResultStore(store_path)
+            (r,) = evaluate_candidates([suite[RELU]], [cand], _config(build_root, zygote=zygote), store=store)
+            out[zygote] = r
+    finally:
+        os.chdir(old_cwd)
+        sys.path[:] = old_path
+        os.environ.clear()
+        os.environ.update(old_env)
+    return out, store_path
+
+
+@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
+def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zygote):
+    results, _ = isolation_results
+    r = results[zygote]
+    reads = _reads(r.stdout)
+    assert set(reads) == {"cwd", "token", "store", "other_source", "checkout", "self_environ", "parent_environ",
+                          "harness_environ"}, (r.status, r.message[-2000:], r.stdout[-2000:])
+    refused = {k: v for k, v in reads.items() if k not in ("self_environ",)}
+    assert all(v.startswith("blocked") for v in refused.values()), reads
+    assert r.status == Status.CORRECT, (r.status, r.message[-1500:])
+
+
+@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
+def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_results, zygote):
+    results, store_path = isolation_results
+    r = results[zygote]
+    assert "LEAK " in r.stdout, r.stdout[-2000:]
+    leak = r.stdout.split("LEAK ", 1)[1]
+    assert "PATH" in leak  # the candidate did read its own environment (and /proc/self/environ)
+    blob = json.dumps(dataclasses.asdict(r), default=str)
+    with open(store_path, "rb") as fh:
+        stored = fh.read()
+    for path in Path(store_path).parent.glob("results.sqlite*"):  # the WAL holds recent rows
+        stored += path.read_bytes()
+    for name, value in CANARIES.items():
+        assert value not in leak, f"{name} readable by the candidate"
+        assert value not in blob, f"{name} in the result"
+        assert value.encode() not in stored, f"{name} in the store"
+    for secret in (f"token-file-{NONCE}", f"victim-{NONCE}", f"stored-{NONCE}"):
+        assert secret not in blob
+
+
+def test_worker_environment_is_an_allow_list(monkeypatch):
+    """The builder itself (used by the local workers, the zygote and the Ray actors' zygotes): declared toolchain
+    variables pass, secrets never, even where a pattern would let them."""
+    from multikernelbench.backends.triton import TritonBackend
+    from multikernelbench.util.worker_env import base_env, inherited
+
+    for k, v in CANARIES.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("TRITON_API_KEY", "x")
+    monkeypatch.setenv("TRITON_PRINT_AUTOTUNING", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/shared/cache")
+    monkeypatch.setenv("UNRELATED_SETTING", "1")
+    env = {**base_env(home="/w"), **TritonBackend().worker_env(Path("/b"))}
+    assert env["HOME"] == env["TMPDIR"] == "/w"
+    assert env["TRITON_PRINT_AUTOTUNING"] == "1"
+    for k in list(CANARIES) + ["TRITON_API_KEY", "UNRELATED_SETTING"]:
+        assert k not in env
+    assert env.get("TRITON_CACHE_DIR") != "/shared/cache"  # writable folders come from the backend only
+    assert inherited(("*",), {"GH_TOKEN": "x", "LANG": "C"}) == {"LANG": "C"}
