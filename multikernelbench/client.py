@@ -7,13 +7,15 @@
 
 A request that fails to connect, times out, or gets 429/502/503/504 is retried with exponential backoff
 (``retries`` times); any other 4xx raises :class:`ServiceError` with the service's one-line reason at once.
-Submitting is idempotent in effect: the service answers a repeated source from its results store or
-joins it to the evaluation already running, so a retried POST never evaluates twice.
+Every submit sends an ``Idempotency-Key`` (one per call, the same on each retry), so a POST retried after a
+lost reply or a service restart returns the jobs the first one made. The service keeps accepted jobs across
+a restart; ``evaluate`` submits again only if the service no longer knows a job (404).
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from typing import Any
 
@@ -45,13 +47,12 @@ def _reason(resp: httpx.Response) -> str:
 
 class _Base:
     def __init__(self, url: str, token: str | None = None, *, client_name: str | None = None,
-                 timeout: float = 90.0, retries: int = 5, backoff_s: float = 0.5) -> None:
+                 timeout: float = 90.0, retries: int = 8, backoff_s: float = 0.5) -> None:
         self.url = url.rstrip("/")
         self.headers = {}
         if token:
             self.headers["Authorization"] = f"Bearer {token}"
-        if client_name:
-            self.headers["X-MKB-Client"] = client_name
+        self.client_name = client_name  # informational only: the service knows its clients by their tokens
         self.timeout, self.retries, self.backoff_s = timeout, retries, backoff_s
 
     def _check(self, resp: httpx.Response) -> Any:
@@ -95,7 +96,8 @@ class Client(_Base):
     def submit(self, task_id: str | None = None, source: str | None = None, *, items: list[dict] | None = None,
                fresh_shapes: int | None = None, timing_budget_s: float | None = None) -> list[str]:
         body = _items(task_id, source, items, fresh_shapes=fresh_shapes, timing_budget_s=timing_budget_s)
-        return self._request("POST", "/jobs", json=body)["jobs"]
+        key = {"Idempotency-Key": secrets.token_hex(16)}
+        return self._request("POST", "/jobs", json=body, headers=key)["jobs"]
 
     def job(self, job_id: str, wait: float = 0.0) -> dict:
         return self._request("GET", f"/jobs/{job_id}", params={"wait": wait} if wait else None)
@@ -114,7 +116,13 @@ class Client(_Base):
 
     def evaluate(self, task_id: str, source: str, **options) -> dict:
         """Submit one source and return its result record (a dict of EvalResult's fields)."""
-        job = self.wait(self.submit(task_id, source, **options))[0]
+        for attempt in range(3):
+            try:
+                job = self.wait(self.submit(task_id, source, **options))[0]
+                break
+            except ServiceError as exc:  # a job the service no longer knows: submit again
+                if exc.status != 404 or attempt == 2 or "unknown job" not in exc.reason:
+                    raise
         if job["state"] != "done":
             raise ServiceError(500, job.get("message") or f"job {job['id']} is {job['state']}")
         return job["result"]
@@ -156,7 +164,8 @@ class AsyncClient(_Base):
                      items: list[dict] | None = None, fresh_shapes: int | None = None,
                      timing_budget_s: float | None = None) -> list[str]:
         body = _items(task_id, source, items, fresh_shapes=fresh_shapes, timing_budget_s=timing_budget_s)
-        return (await self._request("POST", "/jobs", json=body))["jobs"]
+        key = {"Idempotency-Key": secrets.token_hex(16)}
+        return (await self._request("POST", "/jobs", json=body, headers=key))["jobs"]
 
     async def job(self, job_id: str, wait: float = 0.0) -> dict:
         return await self._request("GET", f"/jobs/{job_id}", params={"wait": wait} if wait else None)
@@ -173,7 +182,13 @@ class AsyncClient(_Base):
         return list(await asyncio.gather(*(one(j) for j in job_ids)))
 
     async def evaluate(self, task_id: str, source: str, **options) -> dict:
-        job = (await self.wait(await self.submit(task_id, source, **options)))[0]
+        for attempt in range(3):
+            try:
+                job = (await self.wait(await self.submit(task_id, source, **options)))[0]
+                break
+            except ServiceError as exc:  # a job the service no longer knows: submit again
+                if exc.status != 404 or attempt == 2 or "unknown job" not in exc.reason:
+                    raise
         if job["state"] != "done":
             raise ServiceError(500, job.get("message") or f"job {job['id']} is {job['state']}")
         return job["result"]

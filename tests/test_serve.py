@@ -23,7 +23,7 @@ from multikernelbench.client import AsyncClient, Client, ServiceError  # noqa: E
 from multikernelbench.engine.config import EngineConfig, TimingConfig  # noqa: E402
 
 RELU = "activation.relu"
-TOKEN = "test-token-7f3a"
+TOKEN = "test-token-7f3a-0123456789"
 HEAD = "import torch\nimport torch.nn as nn\n"
 HONEST = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.clamp_min(x, 0.0)\n"
 WRONG = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.clamp_min(x, 0.0) * 1.01\n"
@@ -39,17 +39,19 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def server(build_root, suite, tmp_path_factory):
     from multikernelbench.serve.app import create_app
+    from multikernelbench.serve.auth import TokenBook
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
+    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
 
     db = tmp_path_factory.mktemp("serve") / "results.sqlite"
     engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=11, skip_timing=True,
                           timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
                           anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
-    service = EvalService(ServiceConfig(engine=engine, db=db, token=TOKEN, max_items_per_request=8,
+    service = EvalService(ServiceConfig(engine=engine, db=db, tokens=TokenBook(env_token=TOKEN), max_items_per_request=8,
                                         max_pending_per_client=4, max_body_bytes=16 * 1024,
                                         max_source_bytes=8 * 1024, max_wait_s=20), {RELU: suite[RELU]})
     port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(uvicorn_config(create_app(service), "127.0.0.1", port, ConnectionLimits()))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     end = time.monotonic() + 30
@@ -199,4 +201,8 @@ def test_serve_refuses_open_address_without_token(monkeypatch, capsys):
     assert main(["serve", "--host", "0.0.0.0", "--allow-code-execution"]) == 2
     err = capsys.readouterr().err.strip()
     assert "without a token" in err and "\n" not in err
-    assert main(["serve", "--host", "127.0.0.1", "--token", "x"]) == 3  # no code-execution opt-in
+    assert main(["serve", "--host", "127.0.0.1", "--token", "x" * 20]) == 2  # argv is public: refused
+    err = capsys.readouterr().err.strip()
+    assert "--token is refused" in err and "\n" not in err
+    monkeypatch.setenv("MKB_SERVE_TOKEN", "y" * 20)
+    assert main(["serve", "--host", "127.0.0.1"]) == 3  # no code-execution opt-in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import os
 import sys
@@ -11,14 +12,19 @@ from multikernelbench.cli._common import add_engine_options, engine_config
 from multikernelbench.cli._usage import UsageError, check_backend
 
 TOKEN_ENV = "MKB_SERVE_TOKEN"
+TOKEN_FILE_ENV = "MKB_SERVE_TOKEN_FILE"
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("serve", help="HTTP evaluation service (POST /jobs, GET /jobs/ID) over the engine")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8088)
-    p.add_argument("--token", default=None,
-                   help=f"bearer token clients must send (or {TOKEN_ENV}); required off loopback")
+    p.add_argument("--token-file", default=None, metavar="PATH",
+                   help=f"'NAME TOKEN' per line (or {TOKEN_FILE_ENV}); re-read when it changes. One token may come "
+                        f"from {TOKEN_ENV}; tokens are never taken from the command line. Required off loopback")
+    p.add_argument("--token", default=None, help=argparse.SUPPRESS)  # refused with a reason (argv is public)
+    p.add_argument("--max-connections", type=int, default=512, help="open connections (capped by the fd limit)")
+    p.add_argument("--header-timeout", type=float, default=10.0, help="seconds a connection has to send its headers")
     p.add_argument("--allow-code-execution", action="store_true",
                    help="required (or MKB_ALLOW_CODE_EXECUTION=1): submissions are untrusted code")
     p.add_argument("--max-pending", type=int, default=256, help="unfinished jobs per client")
@@ -43,10 +49,19 @@ def is_loopback(host: str) -> bool:
 def run(args) -> int:
     from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in
 
+    from multikernelbench.serve.auth import TokenBook, TokenFileError
+
+    if args.token is not None:
+        raise UsageError(f"--token is refused: a command line is visible to every local user (ps); put tokens in "
+                         f"--token-file (or {TOKEN_FILE_ENV}) or one token in {TOKEN_ENV}")
     check_backend(args.backend)
-    token = args.token or os.environ.get(TOKEN_ENV) or None
-    if not token and not is_loopback(args.host):
-        raise UsageError(f"refusing to listen on {args.host} without a token: pass --token or set {TOKEN_ENV}")
+    token_file = args.token_file or os.environ.get(TOKEN_FILE_ENV) or None
+    try:
+        tokens = TokenBook(Path(token_file) if token_file else None, os.environ.get(TOKEN_ENV) or None)
+    except (OSError, TokenFileError) as exc:
+        raise UsageError(f"tokens: {exc}") from None
+    if not tokens.enabled and not is_loopback(args.host):
+        raise UsageError(f"refusing to listen on {args.host} without a token: pass --token-file or set {TOKEN_ENV}")
     config = engine_config(args, args.allow_code_execution)
     config.ray_address = args.ray
     try:
@@ -68,20 +83,23 @@ def run(args) -> int:
             raise UsageError(str(exc)) from None
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
+    from multikernelbench.serve.limits import ConnectionLimits, descriptor_budget, uvicorn_config
     from multikernelbench.tasks import load_suite
 
     tasks = {t.id: t for t in load_suite()}
     if args.task_ids or args.category:
         tasks = {k: t for k, t in tasks.items()
                  if (not args.task_ids or k in args.task_ids) and (not args.category or t.category in args.category)}
-    service = EvalService(ServiceConfig(engine=config, db=Path(args.db), token=token,
+    service = EvalService(ServiceConfig(engine=config, db=Path(args.db), tokens=tokens,
                                         max_pending_per_client=args.max_pending, max_items_per_request=args.max_items,
                                         max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size), tasks)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
-          f"http://{args.host}:{args.port} ({'token required' if token else 'no token: loopback only'})",
+          f"http://{args.host}:{args.port} ({'token required' if tokens.enabled else 'no token: loopback only'})",
           file=sys.stderr)
     try:
-        uvicorn.run(create_app(service), host=args.host, port=args.port, log_level="warning")
+        limits = ConnectionLimits(max_connections=descriptor_budget(args.max_connections),
+                                  header_timeout_s=args.header_timeout)
+        uvicorn.Server(uvicorn_config(create_app(service), args.host, args.port, limits)).run()
     finally:
         service.close()
     return 0

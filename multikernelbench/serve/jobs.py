@@ -1,33 +1,50 @@
-"""Jobs of the evaluation service: submitted, answered from the results store, or evaluated in batches.
+"""Jobs of the evaluation service: submitted, answered from the cache, or evaluated in batches.
 
-A submission is answered from the results store when the store holds its key -- (task id, task hash,
-backend, hardware, code hash), the key ``mkb eval`` stores under -- so a repeated sample costs one SQLite
-read. Otherwise it is queued; a submission whose key is already queued or running waits for that one
-instead of running again. One engine thread takes the queue in batches and runs them through the same
-Runner as ``mkb eval`` (``--ray`` included), which writes each result to the store as it finishes; the
-job is answered from the same callback.
+A submission is answered from the service's cache when it holds the submission's exact key with at least
+the strength asked for (serve/cachekey.py). Otherwise it is queued in its client's queue (serve/sched.py:
+round robin across clients, capped per client and in all); a submission whose key and strength are already
+queued or running joins that one. One engine thread takes batches and runs them through the same Runner as
+``mkb eval`` (``--ray`` included); the Runner is given a store it cannot read back from, so a queued job is
+always evaluated at the strength asked for, never answered by a weaker stored row.
+
+Every job, cached or not, belongs to one client (its token's name), counts against that client and is only
+visible to it. Accepted jobs are written to the job store (serve/durable.py) before the reply and re-queued
+on restart under the same ids. In memory a finished job keeps its result (as compact JSON), not its source;
+the table has a byte budget and a per-client count, the oldest finished jobs go first and stay answerable
+from the job store. Build folders of finished jobs are removed (``keep_builds`` keeps them).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
+import json
 import secrets
+import shutil
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Callable
 
 from multikernelbench.engine.candidates import Candidate, code_hash
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import check_opt_in
-from multikernelbench.records import EvalResult, Status
+from multikernelbench.records import EvalResult
+from multikernelbench.serve.auth import TokenBook
+from multikernelbench.serve.cachekey import Strength, engine_fingerprint, job_key, strength
+from multikernelbench.serve.durable import JobRow, JobStore
 from multikernelbench.serve.metrics import Metrics
+from multikernelbench.serve.sched import Caps, FairQueue, OverLimit
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
+
+__all__ = ["EvalService", "Job", "JobState", "OverLimit", "ServiceConfig", "Submission"]
+
+#: Bytes a job costs in memory beyond its source and result (the object, its dict, ids, timestamps).
+JOB_OVERHEAD_BYTES = 1024
 
 
 class JobState(str, Enum):
@@ -35,10 +52,6 @@ class JobState(str, Enum):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"  # the harness itself failed on the batch (the message says why); resubmit
-
-
-class OverLimit(Exception):
-    """A client asked for more than its share; nothing of the request was queued."""
 
 
 @dataclass
@@ -49,46 +62,84 @@ class Submission:
     timing_budget_s: float | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class Job:
     id: str
     client: str
-    sub: Submission
     task: Task
     code_hash: str
+    key: str
+    strength: Strength
+    fresh_shapes: int
+    timing_budget_s: float | None
+    compute_s: float
     submitted_at: float
+    source: str | None = None  # None once finished
     state: JobState = JobState.QUEUED
     cached: bool = False
     started_at: float | None = None
     finished_at: float | None = None
-    result: EvalResult | None = None
+    result_json: str | None = None  # the result without its candidate label (no job ids leave the service)
     message: str = ""
     followers: list["Job"] = field(default_factory=list)
+    waiters: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (JobState.DONE, JobState.FAILED)
+
+    @property
+    def nbytes(self) -> int:
+        return JOB_OVERHEAD_BYTES + len(self.source or "") + len(self.result_json or "")
 
     def view(self) -> dict:
         return {"id": self.id, "state": self.state.value, "task_id": self.task.id, "code_hash": self.code_hash,
                 "cached": self.cached, "submitted_at": self.submitted_at, "finished_at": self.finished_at,
-                "message": self.message, "result": self.result.to_dict() if self.result is not None else None}
+                "message": self.message, "result": json.loads(self.result_json) if self.result_json else None}
 
 
 @dataclass
 class ServiceConfig:
     engine: EngineConfig
     db: Path
-    token: str | None = None
+    #: Accepted tokens and their clients' names (serve/auth.py); None or empty: no token, loopback only.
+    tokens: TokenBook | None = None
     max_body_bytes: int = 2 * 1024 * 1024
     max_items_per_request: int = 64
     max_source_bytes: int = 256 * 1024
-    #: Unfinished jobs (queued or running) one client may have at once.
+    #: Unfinished jobs (queued or running) one client may have at once, and the service in all.
     max_pending_per_client: int = 256
+    max_pending_total: int = 4096
+    #: Compute pending per client / in all: each job costs its timing budget plus ``job_compute_s``.
+    max_compute_s_per_client: float = 4 * 3600.0
+    max_compute_s_total: float = 64 * 3600.0
+    job_compute_s: float = 10.0
     max_fresh_shapes: int = 8
     max_timing_budget_s: float = 30.0
     #: Longest long-poll a request may ask for (``GET /jobs/{id}?wait=S``).
     max_wait_s: float = 60.0
+    #: Seconds a request has to send its whole body.
+    body_timeout_s: float = 30.0
     #: Candidates handed to the engine at once (one Runner.evaluate call: its builds overlap).
     batch_size: int = 64
-    #: Finished jobs kept in memory for GET; older ones are forgotten (their results stay in the store).
-    keep_jobs: int = 100_000
+    #: Memory budget of the job table (sources of unfinished jobs, results of finished ones) and the finished
+    #: jobs one client keeps in memory; past either, the oldest finished jobs leave memory (not the job store).
+    max_table_bytes: int = 256 * 1024 * 1024
+    max_jobs_in_memory_per_client: int = 20_000
+    #: Finished jobs (and idempotency keys, cached results) the job store keeps on disk.
+    keep_finished: int = 200_000
+    #: Keep finished jobs' build folders (a warm C++ build cache; size them with the engine's quota).
+    keep_builds: bool = False
+
+
+class _WriteOnlyStore(ResultStore):
+    """The results store as the service's Runner sees it: results are written, never read back.
+
+    The store's key leaves out per-request options (timing budget, fresh shapes count), so a row there may be
+    weaker than the job asks for; the service decides what is cached (serve/cachekey.py) before queueing."""
+
+    def get(self, *args, **kwargs) -> EvalResult | None:
+        return None
 
 
 class EvalService:
@@ -97,6 +148,7 @@ class EvalService:
     def __init__(self, config: ServiceConfig, tasks: dict[str, Task]) -> None:
         check_opt_in(config.engine)  # the same explicit opt-in as `mkb eval`
         from multikernelbench.backends import get_backend
+        from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 
         self.config = config
         self.tasks = tasks
@@ -104,6 +156,8 @@ class EvalService:
         self.backend = get_backend(eng.backend, threads=eng.threads, **eng.backend_options)
         avail = self.backend.availability()
         self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"
+        versions = self.backend.versions() if avail.ok else {}
+        self.fingerprint = engine_fingerprint(eng, self.hardware, versions, sandbox_support().label())
         if eng.ray_address:  # connect once: each batch's RayRunner then reuses the connection
             from multikernelbench.cluster import require_ray
 
@@ -114,90 +168,123 @@ class EvalService:
         self.metrics = Metrics()
         self.lock = threading.Condition()
         self.jobs: dict[str, Job] = {}
-        self.finished: collections.deque[str] = collections.deque()
-        self.queue: collections.deque[Job] = collections.deque()
-        self.leaders: dict[tuple, Job] = {}  # key -> the queued or running job that will answer it
-        self.pending: collections.Counter[str] = collections.Counter()
+        self.table_bytes = 0
+        self.finished: collections.OrderedDict[str, None] = collections.OrderedDict()  # oldest first
+        self.finished_of: dict[str, collections.OrderedDict[str, None]] = {}
+        self.sched: FairQueue[Job] = FairQueue(Caps(config.max_pending_per_client, config.max_compute_s_per_client,
+                                                    config.max_pending_total, config.max_compute_s_total))
+        self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
-        self.batches = itertools.count()
-        self._local = threading.local()
+        self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)
         self._stop = False
+        self._requeue()
         self.thread = threading.Thread(target=self._loop, name="mkb-serve-engine", daemon=True)
         self.thread.start()
 
     # ---- request side (any thread) ----------------------------------------------------------------
-    def _store(self) -> ResultStore:
-        store = getattr(self._local, "store", None)
-        if store is None:  # one SQLite connection per thread (sqlite3 connections are per thread)
-            store = self._local.store = ResultStore(self.config.db)
-        return store
+    def _new_job(self, job_id: str, client: str, task: Task, chash: str, fresh: int, budget: float | None,
+                 now: float, source: str) -> Job:
+        st = strength(self.config.engine, fresh, budget)
+        return Job(id=job_id, client=client, task=task, code_hash=chash, key=job_key(self.fingerprint, task, chash),
+                   strength=st, fresh_shapes=fresh, timing_budget_s=budget,
+                   compute_s=st.timing_budget_s + self.config.job_compute_s, submitted_at=now, source=source)
 
-    def key(self, task: Task, chash: str) -> tuple:
-        return (task.id, task.content_hash, self.backend.name, self.hardware, chash)
+    def _requeue(self) -> None:
+        """Accepted, unfinished jobs of the previous run: queued again under the same ids (no caps: accepted)."""
+        for row in self.store.unfinished():
+            task = self.tasks.get(row.task_id)
+            if task is None or row.source is None:
+                self.store.finish([row.id], JobState.FAILED.value, None, "the service no longer has this task",
+                                  time.time())
+                continue
+            job = self._new_job(row.id, row.client, task, row.code_hash, row.fresh, row.budget, row.submitted_at,
+                                row.source)
+            self.jobs[job.id] = job
+            self.table_bytes += job.nbytes
+            self._enqueue(job)
+        if self.jobs:
+            print(f"mkb serve: {len(self.jobs)} accepted job(s) queued again after a restart", file=sys.stderr)
 
-    def cached(self, task: Task, sub: Submission, chash: str) -> EvalResult | None:
-        stored = self._store().get(*self.key(task, chash))
-        if stored is None:
-            return None
-        if sub.fresh_shapes and stored.status == Status.CORRECT and stored.fresh_shapes_checked is None:
-            return None  # as Runner._reusable: a result without the asked-for fresh shapes does not answer
-        return stored
+    def _enqueue(self, job: Job) -> None:
+        leader = self.leaders.get((job.key, job.strength))
+        if leader is not None:
+            self.sched.charge(job.client, job.compute_s)
+            leader.followers.append(job)
+            job.state = leader.state
+            self.metrics.count("jobs", 'outcome="joined"')
+        else:
+            self.leaders[(job.key, job.strength)] = job
+            self.sched.push(job.client, job, job.compute_s)
+            self.metrics.count("jobs", 'outcome="queued"')
 
-    def submit(self, client: str, subs: list[Submission]) -> list[Job]:
-        """Queue (or answer from the store) every submission, or none: over the client's limit raises
-        :class:`OverLimit` before anything is queued."""
+    def submit(self, client: str, subs: list[Submission], idem_key: str | None = None) -> list[Job]:
+        """Queue (or answer from the cache) every submission, or none: over a cap raises :class:`OverLimit`
+        before anything is queued. The jobs are in the job store when this returns."""
         now = time.time()
-        planned = [(s, self.tasks[s.task_id], code_hash(s.source)) for s in subs]
         with self.lock:
-            hits = {i: self.cached(t, s, h) for i, (s, t, h) in enumerate(planned)}
-            new = sum(1 for r in hits.values() if r is None)
-            limit = self.config.max_pending_per_client
-            if self.pending[client] + new > limit:
-                raise OverLimit(f"client {client} has {self.pending[client]} unfinished jobs; {new} more would "
-                                f"pass its limit of {limit}")
-            out = []
-            for i, (sub, task, chash) in enumerate(planned):
-                job = Job(id=secrets.token_hex(8), client=client, sub=sub, task=task, code_hash=chash,
-                          submitted_at=now)
+            if idem_key is not None:
+                ids = self.store.idempotent(client, idem_key)
+                if ids is not None:
+                    self.metrics.count("jobs", 'outcome="idempotent"', len(ids))
+                    return [j for j in (self.get(i, client) for i in ids) if j is not None]
+            jobs = [self._new_job(secrets.token_hex(12), client, self.tasks[s.task_id], code_hash(s.source),
+                                  s.fresh_shapes, s.timing_budget_s, now, s.source) for s in subs]
+            hits = [self.store.cache_get(j.key, j.strength.fresh_shapes, j.strength.timing_budget_s) for j in jobs]
+            new = [j for j, hit in zip(jobs, hits) if hit is None]
+            self.sched.check(client, len(new), sum(j.compute_s for j in new))
+            for job, hit in zip(jobs, hits):
+                if hit is not None:
+                    job.state, job.cached, job.result_json, job.finished_at, job.source = \
+                        JobState.DONE, True, hit, now, None
+            self.store.add([JobRow(j.id, client, j.state.value, j.task.id, j.code_hash, j.fresh_shapes,
+                                   j.timing_budget_s, j.source, j.result_json, "", j.cached, now, j.finished_at)
+                            for j in jobs], client, idem_key, now)
+            for job in jobs:
                 self.jobs[job.id] = job
-                if hits[i] is not None:
-                    job.state, job.cached, job.result, job.finished_at = JobState.DONE, True, hits[i], now
+                self.table_bytes += job.nbytes
+                if job.cached:
                     self.metrics.count("jobs", 'outcome="cached"')
-                    self._forget_later(job)
+                    self._retire(job)
                 else:
-                    self.pending[client] += 1
-                    key = self.key(task, chash) + (sub.fresh_shapes > 0,)
-                    leader = self.leaders.get(key)
-                    if leader is not None:
-                        leader.followers.append(job)
-                        job.state = leader.state
-                        self.metrics.count("jobs", 'outcome="joined"')
-                    else:
-                        self.leaders[key] = job
-                        self.queue.append(job)
-                        self.metrics.count("jobs", 'outcome="queued"')
-                out.append(job)
+                    self._enqueue(job)
+            self._trim()
             self.lock.notify_all()
-        return out
+        return jobs
 
-    def get(self, job_id: str) -> Job | None:
+    def get(self, job_id: str, client: str) -> Job | None:
+        """The client's own job (from memory, else the job store); another client's is None, as unknown."""
         with self.lock:
-            return self.jobs.get(job_id)
+            job = self.jobs.get(job_id)
+        if job is not None:
+            return job if job.client == client else None
+        row = self.store.get(job_id)
+        if row is None or row.client != client or row.source is not None or row.task_id not in self.tasks:
+            return None
+        job = self._new_job(row.id, row.client, self.tasks[row.task_id], row.code_hash, row.fresh, row.budget,
+                            row.submitted_at, "")
+        job.state, job.cached, job.result_json, job.message, job.finished_at, job.source = (
+            JobState(row.state), row.cached, row.result, row.message, row.finished_at, None)
+        return job
 
-    def wait(self, job_id: str, timeout: float) -> Job | None:
-        """The job once finished, or as it is after ``timeout`` seconds (blocking: call from a thread)."""
-        end = time.monotonic() + timeout
+    def watch(self, job_id: str, client: str, wake: Callable[[], None]) -> Job | None:
+        """The client's job; ``wake`` is called (from the engine thread) when it finishes, unless it already has."""
         with self.lock:
-            while True:
-                job = self.jobs.get(job_id)
-                left = end - time.monotonic()
-                if job is None or job.state in (JobState.DONE, JobState.FAILED) or left <= 0:
-                    return job
-                self.lock.wait(left)
+            job = self.jobs.get(job_id)
+            if job is not None and job.client == client and not job.finished:
+                job.waiters.append(wake)
+                return job
+        return self.get(job_id, client)
+
+    def unwatch(self, job_id: str, wake: Callable[[], None]) -> None:
+        with self.lock:
+            job = self.jobs.get(job_id)
+            if job is not None and wake in job.waiters:
+                job.waiters.remove(wake)
 
     def gauges(self) -> dict[str, float]:
         with self.lock:
-            return {"queue_depth": len(self.queue), "running_jobs": self.running, "jobs_in_memory": len(self.jobs)}
+            return {"queue_depth": len(self.sched), "running_jobs": self.running, "jobs_in_memory": len(self.jobs),
+                    "job_table_bytes": self.table_bytes, "clients_pending": len(self.sched.jobs)}
 
     def close(self) -> None:
         with self.lock:
@@ -205,17 +292,41 @@ class EvalService:
             self.lock.notify_all()
         self.thread.join(timeout=5)
 
+    # ---- memory -----------------------------------------------------------------------------------
+    def _retire(self, job: Job) -> None:
+        """A finished job: kept for GET until the byte budget or its client's count pushes it out."""
+        self.finished[job.id] = None
+        own = self.finished_of.setdefault(job.client, collections.OrderedDict())
+        own[job.id] = None
+        while len(own) > self.config.max_jobs_in_memory_per_client:
+            self._drop(own.popitem(last=False)[0])
+
+    def _drop(self, job_id: str) -> None:
+        self.finished.pop(job_id, None)
+        job = self.jobs.pop(job_id, None)
+        if job is not None:
+            self.table_bytes -= job.nbytes
+            own = self.finished_of.get(job.client)
+            if own is not None:
+                own.pop(job_id, None)
+                if not own:
+                    del self.finished_of[job.client]
+
+    def _trim(self) -> None:
+        while self.table_bytes > self.config.max_table_bytes and self.finished:
+            self._drop(next(iter(self.finished)))
+
     # ---- engine side (one thread) -----------------------------------------------------------------
     def _loop(self) -> None:
-        store = ResultStore(self.config.db)
+        store = _WriteOnlyStore(self.config.db)
         try:
             while True:
                 with self.lock:
-                    while not self.queue and not self._stop:
+                    while not len(self.sched) and not self._stop:
                         self.lock.wait()
                     if self._stop:
                         return
-                    batch = [self.queue.popleft() for _ in range(min(len(self.queue), self.config.batch_size))]
+                    batch = self.sched.take(self.config.batch_size)
                     now = time.time()
                     for job in batch:
                         for j in [job, *job.followers]:
@@ -224,7 +335,7 @@ class EvalService:
                     self.running += len(batch)
                 groups: dict[tuple, list[Job]] = {}
                 for job in batch:
-                    groups.setdefault((job.sub.fresh_shapes, job.sub.timing_budget_s), []).append(job)
+                    groups.setdefault((job.fresh_shapes, job.timing_budget_s), []).append(job)
                 for (fresh, budget), jobs in groups.items():
                     self._run_group(store, fresh, budget, jobs)
         finally:
@@ -236,13 +347,13 @@ class EvalService:
         eng = self.config.engine
         timing = dataclasses.replace(eng.timing, budget_s=budget) if budget else eng.timing
         config = dataclasses.replace(eng, fresh_shapes=fresh, timing=timing)
-        by_label = {job.id: job for job in jobs}
-        cands = [Candidate(task_id=j.task.id, source=j.sub.source, label=j.id, code_hash=j.code_hash,
-                           meta=Label(model=f"serve:{j.client}", strategy="serve")) for j in jobs]
+        labels = {secrets.token_hex(8): job for job in jobs}  # opaque labels: a result names no job
+        cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
+                           meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in labels.items()]
         tasks = {j.task.id: j.task for j in jobs}
 
         def on_result(result: EvalResult, cand: Candidate) -> None:
-            job = by_label.get(cand.label)
+            job = labels.get(cand.label)
             if job is not None:
                 self.metrics.observe("build", result.compile_time_s)
                 self._finish(job, result, JobState.DONE)
@@ -253,29 +364,47 @@ class EvalService:
             print(f"mkb serve: batch failed: {exc!r}", file=sys.stderr)
             for job in jobs:
                 self._finish(job, None, JobState.FAILED, f"harness error: {type(exc).__name__}: {exc}")
-            return
         for job in jobs:  # not emitted (a run's time limit): fail closed, never a silent hang
             if job.state == JobState.RUNNING:
                 self._finish(job, None, JobState.FAILED, "harness: the engine returned no result for it")
+        if not (self.config.keep_builds or eng.ray_address):
+            self._clean_builds(jobs)
+
+    def _clean_builds(self, jobs: list[Job]) -> None:
+        with self.lock:
+            busy = {j.code_hash for j in self.jobs.values() if not j.finished}
+        root = Path(self.config.engine.build_root) / self.backend.name
+        for chash in {j.code_hash for j in jobs} - busy:
+            shutil.rmtree(root / chash, ignore_errors=True)
 
     def _finish(self, job: Job, result: EvalResult | None, state: JobState, message: str = "") -> None:
         now = time.time()
+        payload = None
+        if result is not None:
+            d = result.to_dict()
+            d.pop("candidate", None)
+            payload = json.dumps(d, separators=(",", ":"))
         with self.lock:
             self.running -= 1
-            key = self.key(job.task, job.code_hash) + (job.sub.fresh_shapes > 0,)
-            if self.leaders.get(key) is job:
-                del self.leaders[key]
-            for j in [job, *job.followers]:
-                j.state, j.result, j.message, j.finished_at = state, result, message, now
-                self.pending[j.client] -= 1
+            if self.leaders.get((job.key, job.strength)) is job:
+                del self.leaders[(job.key, job.strength)]
+            group = [job, *job.followers]
+            if payload is not None and state == JobState.DONE:
+                self.store.cache_put(job.key, job.strength.fresh_shapes, job.strength.timing_budget_s, payload, now)
+            self.store.finish([j.id for j in group], state.value, payload, message, now)
+            for j in group:
+                self.table_bytes -= j.nbytes
+                j.state, j.result_json, j.message, j.finished_at, j.source = state, payload, message, now, None
+                self.table_bytes += j.nbytes
+                self.sched.release(j.client, j.compute_s)
                 if j.started_at is not None:
                     self.metrics.observe("evaluate", now - j.started_at)
                 self.metrics.observe("end_to_end", now - j.submitted_at)
                 self.metrics.count("jobs", f'outcome="{state.value}"')
-                self._forget_later(j)
+                for wake in j.waiters:
+                    wake()
+                j.waiters.clear()
+                self._retire(j)
+            job.followers = []
+            self._trim()
             self.lock.notify_all()
-
-    def _forget_later(self, job: Job) -> None:
-        self.finished.append(job.id)
-        while len(self.finished) > self.config.keep_jobs:
-            self.jobs.pop(self.finished.popleft(), None)
