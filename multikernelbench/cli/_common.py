@@ -128,7 +128,8 @@ def speedup_text(r: EvalResult) -> str:
 
 
 def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
-    table = Table(title=title)
+    policies = sorted({r.policy for r, _ in pairs})  # the rule the verdicts were judged by (anticheat/policy.py)
+    table = Table(title=f"{title} (policy {', '.join(policies)})" if policies else title)
     # An expectation only for folders that declare them (``# expect:`` headers, as the demo's do).
     declared = any(getattr(cand, "expect_declared", False) for _, cand in pairs)
     cols = ["task", "candidate", "status"] + (["expected"] if declared else []) + [

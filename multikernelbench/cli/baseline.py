@@ -60,6 +60,9 @@ def add_parser(sub) -> None:
     p.add_argument("--gpus", default=None, help="comma-separated GPU indices (default: all visible)")
     p.add_argument("--build-root", type=Path, default=None)
     p.add_argument("--seed", type=int, default=None)
+    from multikernelbench.cli._heldout import add_task_set_option
+
+    add_task_set_option(p)  # e.g. an imported KernelBench-format folder (docs/bring_your_own.md)
     p.set_defaults(func=run)
 
 
@@ -150,7 +153,12 @@ def run(args) -> int:
     if not 0 <= k < n:
         print(f"--shard {args.shard}: need K/N with 0 <= K < N", file=sys.stderr)
         return 2
-    tasks = load_suite(categories=args.category, ids=args.task_ids)[k::n]  # interleaved: a mix per shard
+    if getattr(args, "task_set", "suite") != "suite":
+        from multikernelbench.tasks.heldout.sets import load_task_set
+
+        tasks = load_task_set(args.task_set, categories=args.category, ids=args.task_ids)[k::n]
+    else:
+        tasks = load_suite(categories=args.category, ids=args.task_ids)[k::n]  # interleaved: a mix per shard
     done = _done_ids(out)
     todo = [t for t in tasks if t.id not in done]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {out}, {len(todo)} to do", flush=True)

@@ -159,9 +159,10 @@ def import_folder(root: Path, out: Path, prefix: str | None = None, time_limit: 
                                 flags=list(ans.get("flags") or []))
             rows.append(row)
             if log:
+                notes = "; ".join([*row.flags, row.why] if row.why else row.flags)
                 log(f"{task_id}: {'imported' if row.imported else 'NOT imported'} "
-                    f"({row.derived_shapes} derived test shapes{'; ' + '; '.join(row.flags) if row.flags else ''}"
-                    f"{row.why}) [{time.monotonic() - t0:.1f} s]")
+                    f"({row.derived_shapes} derived test shapes{'; ' + notes if notes else ''}) "
+                    f"[{time.monotonic() - t0:.1f} s]")
     finally:
         if child is not None:
             child.close()

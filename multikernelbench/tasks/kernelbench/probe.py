@@ -209,6 +209,8 @@ def probe(path: Path, tolerance: tuple[float, float], limits: Limits = Limits())
         for shape, _ in fallback:
             if len(tests) < 3 and shape not in tests:
                 tests.append(shape)
+    if 0 < len(tests) < 3 and not fallback:
+        info["flags"].append(f"only {len(tests)} scaled shape(s) run and pass the gates: repeated with other seeds")
     if not tests:
         info["flags"].append(("no scaled shape runs" if candidates else "nothing scaled")
                              + ": tests run at the problem's own size")
