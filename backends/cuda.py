@@ -12,9 +12,7 @@ Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
 ``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``light_headers``
 (default True: the ``.cu`` with ``<torch/extension.h>`` read as ``<torch/types.h>`` where that keeps its meaning,
 stock otherwise; see backends/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
-analysis is not made yet starts its light compile beside the wait; see backends/nvcc_light.py), ``fe_fork``
-(default True: cudafe++ and cicc forked from the warmer's parse of load_inline's prelude, stock where that cannot
-serve; see backends/fe_fork.py), ``cache_dir`` (default:
+analysis is not made yet starts its light compile beside the wait; see backends/nvcc_light.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
@@ -138,7 +136,7 @@ class CudaBackend(Backend):
             # (and host prefixes) the warmer writes into it later must be readable by builds already running;
             # the shared shim header too, which builds only read (their flags name it: see host_pch).
             light = light_root_of(self._pch_root(some_build))
-            for sub in ("analysis", "host", "fe"):
+            for sub in ("analysis", "host"):
                 (light / sub).mkdir(parents=True, exist_ok=True)
             write_shim(light / "include")
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
@@ -147,8 +145,7 @@ class CudaBackend(Backend):
         used = scan(sources or [])  # the flag sets this run's candidates build with, most used first
         kw = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
-                         light=self.options.get("light_headers", True), niced=usable_cores() < 8,
-                         fe_fork=self.options.get("fe_fork", True) and self.options.get("split_nvcc", True), **kw)
+                         light=self.options.get("light_headers", True), niced=usable_cores() < 8, **kw)
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""
@@ -162,31 +159,6 @@ class CudaBackend(Backend):
         if self.options.get("cache_dir"):
             return Path(self.options["cache_dir"])
         return Path(build_dir) / "ext"
-
-    def build_cpu_elsewhere(self, build_dir: Path) -> float:
-        """The forked front ends' CPU (backends/fe_fork.py: children of the warmer's zygotes, ~12 of a build's
-        ~28 CPU-s on the H200), from the split driver's reports in the build's extension cache. Without it the
-        gate saw half a build's CPU and let twice the builds run at once (H200, 2026-12-04: crowding 2.5). The
-        rows are the build's own writing: each value is capped, and only the gate's concurrency reads them."""
-        import json
-        import math
-
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
-
-        total = 0.0
-        for rep in self._cache_dir(build_dir).rglob(FastExtensionBuilder.HOST_PCH_REPORT):
-            try:
-                lines = rep.read_text(errors="replace").splitlines()[:64]
-            except OSError:
-                continue
-            for line in lines:
-                try:
-                    v = json.loads(line).get("child_cpu_s") if line.startswith("{") else None
-                except ValueError:
-                    continue
-                if isinstance(v, (int, float)) and math.isfinite(v) and 0 < v < 600:
-                    total += v
-        return total
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
         from multikernelbench.backends.cuda_warm import light_root_of
@@ -220,8 +192,7 @@ class CudaBackend(Backend):
                                            split_nvcc=self.options.get("split_nvcc", True),
                                            pch_root=pch_root, light_headers=self.options.get("light_headers", True),
                                            light_shared=light_root_of(pch_root) / "analysis",
-                                           light_ahead=self.options.get("light_ahead", True),
-                                           fe_fork=self.options.get("fe_fork", True))
+                                           light_ahead=self.options.get("light_ahead", True))
             builder.install()
             self._builder = builder
 

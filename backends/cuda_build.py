@@ -35,12 +35,10 @@ module exactly as stock, and change only how the build is carried out:
   set (the split driver derives the module id from the flags); the warmer precompiles it once and each build
   whose output starts with exactly that text includes it (same object, ~3 s instead of ~12 s).
 
-* **Front ends forked from a parse of the prelude.** nvcc itself has no precompiled headers (cudafe++'s and
-  cicc's EDG ones crash on use), so :mod:`multikernelbench.backends.fe_fork` shares the parse instead: the
-  warmer starts each front end once per flag set on the prelude's preprocessed text, and every build's
-  cudafe++ and cicc are forks of it that read on in the build's own text (stock where that cannot serve).
-
-``scripts/compile_time_bench.py`` measures stock vs this.
+nvcc itself has no precompiled headers (cudafe++'s and cicc's EDG ones crash on use), so the .cu's own front-end
+passes (cudafe++, cicc) still read the torch headers the candidate includes. A fork server that shared their
+parse of the prelude was built and removed (no end-to-end gain on the H200, and a confused deputy: see
+``benchmarks/throughput/README.md``). ``scripts/compile_time_bench.py`` measures stock vs this.
 """
 
 from __future__ import annotations
@@ -100,13 +98,11 @@ def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: 
     return True
 
 
-def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path | None = None,
-                        fe_root: Path | None = None) -> bool:
+def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path | None = None) -> bool:
     """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.nvcc_split` (same commands, host and
     device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone.
     ``host_pch``: the warmer's folder of precompiled host prefixes (:mod:`host_pch`); ``report``: where the
-    driver notes whether the final compile used one; ``fe_root``: the warmer's front-end zygotes
-    (:mod:`fe_fork`)."""
+    driver notes whether the final compile used one."""
     text = ninja.read_text()
     m = re.search(r"^nvcc = (\S+)$", text, flags=re.M)
     if not m or os.path.basename(shlex.split(m.group(1))[0]) != "nvcc":
@@ -115,8 +111,7 @@ def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path 
     # needs only the standard library.
     driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_split.py"))]
                         + (["--host-pch", str(host_pch)] if host_pch else [])
-                        + (["--fe-fork", str(fe_root)] if fe_root else [])
-                        + (["--report", str(report)] if report and (host_pch or fe_root) else []))
+                        + (["--report", str(report)] if report and host_pch else []))
     ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
     return True
 
@@ -140,8 +135,7 @@ class FastExtensionBuilder:
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
-                 light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True,
-                 fe_fork: bool = True) -> None:
+                 light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
@@ -158,8 +152,6 @@ class FastExtensionBuilder:
         #: The warmer's precompiled host prefixes (backends/host_pch.py) and its shared light-header shim,
         #: beside its analyses: only with a warmer (``light_shared``), which alone writes them.
         self.host_pch_root = self.light_shared.parent / "host" if self.light_shared and host_pch else None
-        #: The warmer's front-end zygotes (backends/fe_fork.py), likewise only with a warmer.
-        self.fe_root = self.light_shared.parent / "fe" if self.light_shared and fe_fork and split_nvcc else None
         shared_shim = self.light_shared.parent / "include" if self.light_shared else None
         #: Only once the parent has written it (``CudaBackend.prepare_builds``): a build cannot write there.
         self.shim_root = shared_shim if shared_shim and (shared_shim / "torch" / "extension.h").exists() else None
@@ -222,7 +214,7 @@ class FastExtensionBuilder:
         def run_ninja_build(build_directory, verbose, error_prefix):
             if builder.split_nvcc:
                 split_nvcc_in_ninja(Path(build_directory) / "build.ninja", builder.host_pch_root,
-                                    Path(build_directory) / builder.HOST_PCH_REPORT, builder.fe_root)
+                                    Path(build_directory) / builder.HOST_PCH_REPORT)
             if builder.light_headers:
                 light_headers_in_ninja(Path(build_directory) / "build.ninja", builder.light_root,
                                        Path(build_directory) / builder.HEADER_REPORT, builder.light_shared,

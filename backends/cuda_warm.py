@@ -187,44 +187,6 @@ def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...],
     return _per_flag_set(light_root, flag_sets, make)
 
 
-def warm_fe_fork(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...], dict[str, str]]]) -> list[dict[str, Any]]:
-    """Trusted side of :mod:`fe_fork`: for each flag set (:func:`host_pch_flags`), cudafe++ and cicc started on the
-    preprocessed prelude, serving forks to builds (two probe compiles' preprocessing, ~4 s of CPU, then each
-    zygote's parse in the background). The zygotes stay in the warmer's process group: :meth:`PchWarmer.stop`
-    ends them with the run."""
-    from multikernelbench.backends import fe_fork, host_pch, nvcc_split
-
-    light_root = Path(light_root)
-    root = light_root / "fe"
-    try:
-        lib = fe_fork.build_library(root)
-    except Exception as exc:  # noqa: BLE001 - no gcc: the builds run the stock front ends
-        return [{"state": "error", "error": repr(exc)[:500]}]
-    from multikernelbench.util import seccomp
-
-    # the forked front ends get the compile workers' deny list (the kernel sandbox: engine/kernel_sandbox.py)
-    deny = seccomp.build_filter(allow_netlink=False).hex() if seccomp.available() else ""
-
-    def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
-        probes = []
-        for body in ("a", "b"):  # two bodies: what their preprocessed texts share is the prelude's
-            probe = tmp / body / "cuda.cu"
-            probe.parent.mkdir()
-            probe.write_text(host_pch.PRELUDE + f"int mkb_fe_probe_{body};\n")
-            probes.append((str(probe), _probe_args(v, probe, shim)))
-        return nvcc_split.make_fe_zygotes(nvcc, probes, root, lib, tmp_root=str(tmp), seccomp_hex=deny)
-
-    return _per_flag_set(light_root, flag_sets, make)
-
-
-def stop_zygotes(light_root: Path, pgid: int) -> int:
-    """Kill the front-end zygotes (:func:`warm_fe_fork`) still in process group ``pgid`` (a warmer's); returns how
-    many. By the pid each zygote recorded, checked against the group: a pid reused since is left alone."""
-    from multikernelbench.backends import fe_fork
-
-    return fe_fork.stop_all(Path(light_root) / "fe", pgid)
-
-
 def pch_dirs(pch_root: Path | str, variants: tuple[tuple[str, ...], ...],
              with_cuda: bool = False) -> dict[tuple[str, ...], Path]:
     """Each ``extra_cflags`` variant's folder under ``pch_root`` (where its .gch is or would be). Asks torch's
@@ -262,7 +224,7 @@ class PchWarmer:
     def __init__(self, pch_root: Path, env: dict[str, str], with_cuda: bool,
                  variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS, background: bool = True,
                  wait: bool = False, light: bool = False, niced: bool | None = None,
-                 cuda_variants: tuple[tuple[str, ...], ...] | None = None, fe_fork: bool = True) -> None:
+                 cuda_variants: tuple[tuple[str, ...], ...] | None = None) -> None:
         """``background``: niced (a run's warmer shares a small host's cores with builds and, on GPU backends,
         with timing); False for a caller that waits for it. ``niced`` overrides that: a host with many cores
         gives one core to the warmer whose products every build waits for (builds wait while it marks its
@@ -270,8 +232,7 @@ class PchWarmer:
         whole 16-candidate H200 run); not niced, it also makes its products side by side (``--side-by-side``).
         ``wait``: if another process is making one of the headers, wait for it instead of skipping it.
         ``light``: also make the light-header analyses (:func:`warm_light`, a few seconds; before the PCH when
-        not side by side) in :func:`light_root_of` the PCH folder, and the precompiled host prefixes; with
-        ``fe_fork`` also the front-end zygotes (:func:`warm_fe_fork`). ``variants`` are ``extra_cflags`` sets (main.cpp's PCH), ``cuda_variants`` ``extra_cuda_cflags``
+        not side by side) in :func:`light_root_of` the PCH folder, and the precompiled host prefixes. ``variants`` are ``extra_cflags`` sets (main.cpp's PCH), ``cuda_variants`` ``extra_cuda_cflags``
         sets (the analyses and host prefixes; default: ``variants``), each in the order they are made."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
@@ -284,8 +245,6 @@ class PchWarmer:
             cmd.append("--wait")
         if light and with_cuda:
             cmd.append("--light")
-            if fe_fork:
-                cmd.append("--fe-fork")
         if not (background if niced is None else niced):
             cmd.append("--side-by-side")
         with tempfile.NamedTemporaryFile(dir=self.pch_root, prefix="warm.", suffix=".log", delete=False) as log:
@@ -295,8 +254,7 @@ class PchWarmer:
                                          preexec_fn=_background_priority if (background if niced is None
                                                                              else niced) else None)
         # Marked now, for the warmer: builds starting while it imports torch wait for it too.
-        self.marked = [self.pch_root] + ([light_root_of(self.pch_root) / sub
-                                          for sub in ("analysis", "host") + (("fe",) if fe_fork else ())]
+        self.marked = [self.pch_root] + ([light_root_of(self.pch_root) / sub for sub in ("analysis", "host")]
                                          if light and with_cuda else [])
         for folder in self.marked:
             warm_wait.mark(folder, self.proc.pid)
@@ -351,7 +309,6 @@ class PchWarmer:
             except (ProcessLookupError, PermissionError):
                 self.proc.kill()
             self.proc.wait()
-        stop_zygotes(light_root_of(self.pch_root), self.proc.pid)  # they outlive a warmer that finished
         for folder in self.marked:
             warm_wait.unmark(folder, self.proc.pid)
         for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),

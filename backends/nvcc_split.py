@@ -33,7 +33,6 @@ import os
 import re
 import resource
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,9 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 if __package__:
-    from . import fe_fork, host_pch
+    from . import host_pch
 else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
-    import fe_fork  # type: ignore[no-redef]
     import host_pch  # type: ignore[no-redef]
 
 #: How long the final compile waits for the precompiled prefix the warmer is making right now (with it the
@@ -167,103 +165,9 @@ def environment(env_lines: list[str]) -> dict[str, str]:
     return env
 
 
-#: The source's name in the preprocessed text when the front ends are forked: the same for every build, so the
-#: prelude's part (which names the main file in its line markers) is the same bytes for all of them.
-FE_SOURCE_DIR = "/proc/self/cwd"
-
-
-def _same_source_name(cmd: str, source: str) -> str:
-    """A preprocessing command that names the source ``/proc/self/cwd/<name>`` (run in the source's folder) and
-    maps ``__FILE__`` back to the source's real path (``-fmacro-prefix-map``): the candidate's code sees what
-    stock nvcc gives it; only the line markers (what a compiler message names) change."""
-    words = shlex.split(cmd)
-    if source not in words:
-        return cmd
-    real = os.path.abspath(source)
-    fixed = [f"{FE_SOURCE_DIR}/{os.path.basename(real)}" if w == source else w for w in words]
-    fixed.insert(1, f"-fmacro-prefix-map={FE_SOURCE_DIR}={os.path.dirname(real)}")
-    return f"cd {shlex.quote(os.path.dirname(real))} && {shlex.join(fixed)}"
-
-
-def _message_names(p: Plan, source: str) -> list[tuple[bytes, bytes]]:
-    """What the driver puts back in compiler messages under ``--fe-fork``: the source's folder for
-    ``/proc/self/cwd/`` (line markers) and its name as nvcc gave it for the base name the front ends get."""
-    pairs = [(f"{FE_SOURCE_DIR}/".encode(), os.path.dirname(os.path.abspath(source)).encode() + b"/")]
-    for cmd in p.host:
-        words = shlex.split(cmd) if _tool(cmd) == "cudafe++" else []
-        if "--orig_src_file_name" in words[:-1]:
-            given = words[words.index("--orig_src_file_name") + 1]
-            if os.path.basename(given) != given:
-                pairs.append((f'compilation of "{os.path.basename(given)}"'.encode(),
-                              f'compilation of "{given}"'.encode()))
-    return pairs
-
-
-def fe_front_ends(p: Plan) -> tuple[int, fe_fork.FrontEnd, int, fe_fork.FrontEnd] | None:
-    """cudafe++ in the host chain and cicc in the device chain (index, parsed), when :mod:`fe_fork` knows both."""
-    host = [(i, fe) for i, c in enumerate(p.host) if _tool(c) == "cudafe++" and (fe := fe_fork.parse(c))]
-    dev = [(i, fe) for i, c in enumerate(p.device) if _tool(c) == "cicc" and (fe := fe_fork.parse(c))]
-    return (*host[0], *dev[0]) if len(host) == 1 and len(dev) == 1 else None
-
-
-def with_fe_fork(p: Plan, root: Path, report: Path | None, source: str) -> tuple[Plan, Path] | None:
-    """The plan with cudafe++ and cicc run through :mod:`fe_fork` (forked from the warmer's parse of the prelude,
-    else stock) in a folder of their own, and the later commands reading their outputs there; None when the
-    commands are not the layout that module knows. Returns the folder too (removed after the build)."""
-    found = fe_front_ends(p)
-    if found is None:
-        return None
-    hi, host_fe, di, dev_fe = found
-    tmp = next((os.path.dirname(n) for n in host_fe.names if os.path.isabs(n)), None)
-    if not tmp:
-        return None
-    work = Path(tmp) / f"mkb-fe-{os.getpid()}"
-    work.mkdir(exist_ok=True)
-    mapping = {**fe_fork.rename_map(host_fe, work), **fe_fork.rename_map(dev_fe, work)}
-    order = sorted(mapping, key=len, reverse=True)  # x.cudafe1.cpp before its prefix x.cudafe1.c
-
-    def renamed(cmd: str) -> str:
-        for old in order:
-            cmd = cmd.replace(old, mapping[old])
-        return cmd
-
-    driver = [sys.executable, str(Path(__file__).with_name("fe_fork.py")), str(root), str(work)]
-    driver += ["--report", str(report)] if report is not None else []
-
-    def through(cmd: str) -> str:
-        return shlex.join([*driver, "--", cmd])
-
-    host = [through(c) if i == hi else _same_source_name(c, source) for i, c in enumerate(p.host)]
-    device = [through(c) if i == di else (renamed(c) if i > di else _same_source_name(c, source))
-              for i, c in enumerate(p.device)]
-    return Plan(p.env_lines, host, device, [renamed(c) for c in p.final], p.module_id_file, p.notes), work
-
-
 def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None = None,
-              report: Path | None = None, fe_root: Path | None = None) -> int:
+              report: Path | None = None) -> int:
     Path(p.module_id_file).write_text(module_identifier(source, args))
-    work, names = None, None
-    forked = with_fe_fork(p, fe_root, report, source) if fe_root is not None else None
-    if forked is not None:
-        names = _message_names(p, source)  # from the stock commands, before the plan is rewritten
-        p, work = forked
-    try:
-        return _run_chains(p, host_pch_root, report, source, names, work)
-    finally:
-        if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def _fe_child_cpu(work: Path | None, tool: str) -> float:
-    """CPU seconds of the forked front end (:mod:`fe_fork` notes them; 0 where it ran stock or not at all)."""
-    try:
-        return float((work / f"{fe_fork.STEM}.{tool}.cpu").read_text()) if work else 0.0
-    except (OSError, ValueError):
-        return 0.0
-
-
-def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source: str,
-                names: list[tuple[bytes, bytes]] | None = None, work: Path | None = None) -> int:
     env = environment(p.env_lines)
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
@@ -290,21 +194,20 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
     # Each chain's wall and CPU seconds (its reaped compilers' rusage), for the throughput benchmark's account
     # of where a build's time goes.
     row: dict = {"source": source, "host_wall_s": round(time.time() - t_start, 3),
-                 "host_cpu_s": round(_children_cpu() - cpu + _fe_child_cpu(work, "cudafe++"), 3)}
+                 "host_cpu_s": round(_children_cpu() - cpu, 3)}
     if host.returncode != 0:  # nvcc would have stopped here: the device half's messages would not exist
         try:
             os.killpg(device.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         device.communicate()
-        _echo(h_out, h_err, names)
+        _echo(h_out, h_err)
         return host.returncode
     cpu = _children_cpu()
     d_out, d_err = device.communicate()
-    row.update(device_wall_s=round(time.time() - t_start, 3),
-               device_cpu_s=round(_children_cpu() - cpu + _fe_child_cpu(work, "cicc"), 3))
-    _echo(h_out, h_err, names)
-    _echo(d_out, d_err, names)
+    row.update(device_wall_s=round(time.time() - t_start, 3), device_cpu_s=round(_children_cpu() - cpu, 3))
+    _echo(h_out, h_err)
+    _echo(d_out, d_err)
     if device.returncode != 0:
         return device.returncode
     if host_pch_root is not None and len(p.final) == 1:
@@ -313,9 +216,7 @@ def _run_chains(p: Plan, host_pch_root: Path | None, report: Path | None, source
         except Exception as exc:  # noqa: BLE001 - never fail a build over its header
             row["host_pch"] = f"error: {exc!r}"[:300]
     t0, cpu = time.perf_counter(), _children_cpu()
-    final = subprocess.run(["bash", "-c", _script(p.final)], env=env, capture_output=names is not None)
-    if names is not None:
-        _echo(final.stdout, final.stderr, names)
+    final = subprocess.run(["bash", "-c", _script(p.final)], env=env)
     row.update(final_s=round(time.perf_counter() - t0, 3), final_cpu_s=round(_children_cpu() - cpu, 3),
                t_start=round(t_start, 3), t_end=round(time.time(), 3))
     if report is not None and "host_pch" in row:
@@ -351,57 +252,7 @@ def make_host_pch(nvcc: str, args: list[str], root: Path, tmp_root: str | None =
         return host_pch.make(root, p.host, p.final[0], {**environment(p.env_lines), "TMPDIR": tmp}, outs[-1])
 
 
-def make_fe_zygotes(nvcc: str, probes: list[tuple[str, list[str]]], root: Path, lib: Path,
-                    tmp_root: str | None = None, seccomp_hex: str = "") -> list[dict]:
-    """Trusted warmer's side of :mod:`fe_fork`: ``probes`` are two (source, nvcc arguments) that compile only
-    load_inline's prelude plus different one-line bodies, with exactly a build's flags. Their preprocessing runs
-    here (as a build's would under ``--fe-fork``); what the two share is each front end's prefix, and a zygote
-    per front end is started on it (not waited for)."""
-    import tempfile
-
-    from concurrent.futures import ThreadPoolExecutor
-
-    texts: list[list[bytes]] = [[], []]
-    fes: list = []
-    with tempfile.TemporaryDirectory(prefix="mkb-fe-probe-", dir=tmp_root) as tmp:
-        env = {**os.environ, "TMPDIR": tmp}
-        plans = []
-        for source, args in probes:
-            p = plan(*dry_run(nvcc, args, env))
-            found = fe_front_ends(p) if p is not None else None
-            if p is None or found is None:
-                return [{"state": "skipped", "why": "nvcc's commands are not the split layout"}]
-            plans.append((p, found))
-        # Every probe's host and device preprocessing at once: the builds that start meanwhile wait for them.
-        scripts = [_script([_same_source_name(c, source) for c in cmds])
-                   for (source, _), (p, (hi, _, di, _)) in zip(probes, plans) for cmds in (p.host[:hi], p.device[:di])]
-        with ThreadPoolExecutor(len(scripts)) as pool:
-            done = list(pool.map(lambda script: subprocess.run(
-                ["bash", "-c", script], env={**environment(plans[0][0].env_lines), "TMPDIR": tmp},
-                capture_output=True, timeout=600), scripts))
-        failed = [r for r in done if r.returncode != 0]
-        if failed:
-            return [{"state": "failed", "error": failed[0].stderr.decode(errors="replace")[-500:]}]
-        for p, (_, host_fe, _, dev_fe) in plans:
-            for k, fe in enumerate((host_fe, dev_fe)):
-                texts[k].append(Path(fe.input).read_bytes())
-            fes.append(((host_fe, dev_fe), environment(p.env_lines)))
-    rows = []
-    for k in range(2):
-        fe, env = fes[0][0][k], fes[0][1]
-        prefix = fe_fork.common_prefix(texts[k][0], texts[k][1])
-        if prefix is None:
-            rows.append({"state": "failed", "tool": fe.tool, "error": "no prelude prefix in the probes"})
-            continue
-        cuda_home = str(Path(shutil.which(nvcc, path=env.get("PATH")) or nvcc).resolve().parent.parent)
-        rows.append(fe_fork.start(root, fe, prefix, env, lib, read=(*fe_fork.SYSTEM_READ, cuda_home),
-                                  seccomp_hex=seccomp_hex))
-    return rows
-
-
-def _echo(out: bytes, err: bytes, names: list[tuple[bytes, bytes]] | None = None) -> None:
-    for old, new in names or []:
-        out, err = out.replace(old, new), err.replace(old, new)
+def _echo(out: bytes, err: bytes) -> None:
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
     sys.stderr.buffer.write(err)
@@ -414,12 +265,11 @@ def _sources(args: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     opts: dict[str, Path] = {}
-    while len(argv) >= 2 and argv[0] in ("--host-pch", "--report", "--fe-fork"):
+    while len(argv) >= 2 and argv[0] in ("--host-pch", "--report"):
         opts[argv[0]] = Path(argv[1])
         argv = argv[2:]
     if len(argv) < 2:
-        print(f"usage: python {__file__} [--host-pch DIR] [--fe-fork DIR] [--report FILE] NVCC ARGS...",
-              file=sys.stderr)
+        print(f"usage: python {__file__} [--host-pch DIR] [--report FILE] NVCC ARGS...", file=sys.stderr)
         return 2
     nvcc, args = argv[0], argv[1:]
     plain = lambda: subprocess.run([nvcc, *args]).returncode  # noqa: E731 - the stock path
@@ -433,7 +283,7 @@ def main(argv: list[str]) -> int:
         p = None
     if p is None:
         return plain()
-    return run_split(p, sources[0], args, opts.get("--host-pch"), opts.get("--report"), opts.get("--fe-fork"))
+    return run_split(p, sources[0], args, opts.get("--host-pch"), opts.get("--report"))
 
 
 if __name__ == "__main__":

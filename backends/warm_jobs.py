@@ -27,7 +27,7 @@ Job = tuple[str, Path, Callable[[], Any]]  # (report key, folder it fills, make)
 
 
 def plan(pch_root: Path, texts: list, sets: list | None, side_by_side: bool,
-         make_pch: Callable[[list], Any], fe: bool = False) -> list[list[Job]]:
+         make_pch: Callable[[list], Any]) -> list[list[Job]]:
     """The warmer's jobs in lanes (each lane's jobs one after another, the lanes side by side). ``texts``: the
     ``extra_cflags`` sets' build.ninja texts (main.cpp's PCH); ``sets``: the ``extra_cuda_cflags`` sets' ninja
     variables (light analyses and host prefixes; None: C++ only).
@@ -45,14 +45,11 @@ def plan(pch_root: Path, texts: list, sets: list | None, side_by_side: bool,
     groups = [[s] for s in sets] if side_by_side and sets else [sets]  # an empty group still unmarks
     host: list[Job] = [("host_pch", light_root / "host", partial(cuda_warm.warm_host_pch, light_root, g))
                        for g in groups]
-    # The front-end zygotes first in their lane: started in seconds, they serve every build's cudafe++ and cicc.
-    forks: list[Job] = [("fe_fork", light_root / "fe", partial(cuda_warm.warm_fe_fork, light_root, g))
-                        for g in groups] if fe else []
     light: list[Job] = [("light", light_root / "analysis", partial(cuda_warm.warm_light, light_root, flag_sets=g))
                         for g in groups]
     if side_by_side:
-        return [[job] for job in forks + light + host] + pch
-    return [forks + host, light + whole[0]]
+        return [[job] for job in light + host] + pch
+    return [host, light + whole[0]]
 
 
 def run_lanes(lanes: list[list[Job]], say: Callable[..., None] | None = None) -> None:
@@ -102,7 +99,6 @@ def main() -> None:
     ap.add_argument("--wait", action="store_true", help="wait for a header another process is making")
     ap.add_argument("--light", action="store_true", help="first the light-header analyses (nvcc flags)")
     ap.add_argument("--cuda-variants", default=None, help="JSON list of extra_cuda_cflags lists (default: --variants)")
-    ap.add_argument("--fe-fork", action="store_true", help="with --light: the front-end zygotes (backends/fe_fork.py)")
     ap.add_argument("--side-by-side", action="store_true",
                     help="make the analyses, host prefixes and PCH at once (a host with cores to spare)")
     a = ap.parse_args()
@@ -122,7 +118,7 @@ def main() -> None:
             sets = []
     run_lanes(plan(Path(a.warm_pch), texts, sets, a.side_by_side,
                    lambda chosen: cuda_warm.warm_pch(a.warm_pch, variants, with_cuda=not a.cpu, wait=a.wait,
-                                                      texts=chosen), fe=a.fe_fork))
+                                                      texts=chosen)))
 
 
 if __name__ == "__main__":

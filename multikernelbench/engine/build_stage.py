@@ -20,6 +20,7 @@ from multikernelbench.backends.base import Backend
 from multikernelbench.engine.build_gate import BuildGate, BuildSample, process_cpu_seconds
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine import disk_quota
 from multikernelbench.engine.device_stage import worker_limits
 from multikernelbench.engine.messages import Compile, Compiled, Setup
 from multikernelbench.engine.outcomes import BuildOutcome, record
@@ -141,9 +142,11 @@ class BuildStage:
                 proc = session.worker.proc
                 if outcome.ok and proc is not None:  # the worker and every compiler it waited for, read before it goes
                     cpu_s = process_cpu_seconds(proc.pid)
-                    if cpu_s is not None:
-                        cpu_s += self.backend.build_cpu_elsewhere(build_dir)
+                over = disk_quota.over_quota([session.worker.workdir, build_dir], self.config.disk_quota_mb)
                 session.close()
+                if over:
+                    disk_quota.remove(build_dir)
+                    outcome = BuildOutcome(False, Status.RUNTIME_ERROR, message=over, stdout=outcome.stdout)
         seconds = outcome.compile_time_s = time.perf_counter() - t0
         self.trace(who, f"build end after {seconds:.1f} s: "
                         f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")

@@ -57,7 +57,6 @@ def header_paths(build_root: Path) -> dict:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
     host: dict[str, int] = {}
-    fe: dict[str, int] = {}
     split_keys = ("final_s", "final_cpu_s", "host_wall_s", "host_cpu_s", "device_wall_s", "device_cpu_s")
     secs.update({k: [] for k in split_keys})
     for rep in build_root.rglob("mkb_cuda_host_pch.jsonl"):  # nvcc_split: the final compile's precompiled prefix
@@ -66,10 +65,6 @@ def header_paths(build_root: Path) -> dict:
                 row = json.loads(line)
             except ValueError:
                 continue
-            if "fe_fork" in row:  # backends/fe_fork.py: which front ends were forked (how), not a build's row
-                fe_key = f"{row['fe_fork']}: {str(row.get('how'))[:60]}"
-                fe[fe_key] = fe.get(fe_key, 0) + 1
-                continue
             host[str(row.get("host_pch", "?"))[:80]] = host.get(str(row.get("host_pch", "?"))[:80], 0) + 1
             for k in split_keys:
                 if isinstance(row.get(k), (int, float)):
@@ -77,7 +72,7 @@ def header_paths(build_root: Path) -> dict:
     pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
     return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
             "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
-            "host_pch": host, "fe_fork": fe,
+            "host_pch": host,
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 
