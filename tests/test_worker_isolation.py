@@ -192,3 +192,40 @@ def test_worker_environment_is_an_allow_list(monkeypatch):
         assert k not in env
     assert env.get("TRITON_CACHE_DIR") != "/shared/cache"  # writable folders come from the backend only
     assert inherited(("*",), {"GH_TOKEN": "x", "LANG": "C"}) == {"LANG": "C"}
+
+
+FILL = '''
+import os
+import torch
+import torch.nn as nn
+
+def _fill(tag):
+    folder = os.environ["TORCH_EXTENSIONS_DIR"]  # the candidate's own build folder
+    for i in range(3):  # 3 x 100 MiB, each under RLIMIT_FSIZE; sparse, so fast
+        with open(os.path.join(folder, f"fill-{{tag}}-{{i}}.bin"), "wb") as fh:
+            fh.truncate(100 << 20)
+
+{at_import}
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        {at_run}
+        return torch.clamp_min(x, 0.0)
+'''
+
+
+@pytest.mark.parametrize("stage", ["build", "run"])
+def test_a_candidate_over_its_disk_quota_is_a_runtime_error_and_its_folder_goes(suite, build_root, stage):
+    """300 MiB written into its build folder, at import (the build) or in forward (the device stage): on the code
+    before (2bfa3e1) the candidate was ``correct`` and its 300 MiB stayed in the build cache."""
+    from multikernelbench.engine.runner import Runner
+
+    src = FILL.format(at_import="_fill('import')" if stage == "build" else "",
+                      at_run="_fill('run')" if stage == "run" else "pass") + f"\n# {NONCE}\n"
+    cand = Candidate(task_id=RELU, label=f"fill-{stage}", source=src)
+    cfg = _config(build_root)
+    build_dir = Runner(cfg, progress=False).build_dir(cand)
+    (r,) = evaluate_candidates([suite[RELU]], [cand], cfg)
+    assert r.status == Status.RUNTIME_ERROR, (r.status, r.message[-1500:])
+    assert "disk quota" in r.message, r.message[-1500:]
+    assert not build_dir.exists() or not any(build_dir.glob("fill-*")), sorted(build_dir.iterdir())

@@ -52,6 +52,9 @@ class EngineConfig:
     timing: TimingConfig = field(default_factory=TimingConfig)
     memory_limit_gb: float = 16.0  # address-space limit of workers (RLIMIT_AS); 0 disables
     output_limit_mb: float = 256.0  # RLIMIT_FSIZE of workers: caps stdout floods and runaway writes
+    #: Cap on what a candidate's work dirs and build folder hold together, checked after the build and after
+    #: the device stage (engine/disk_quota.py): over it, ``runtime_error`` and the build folder removed. 0: none.
+    disk_quota_mb: float = 256.0
     check_timed_outputs: bool = True
     #: A verified timed call's output is compared at this many secret random flat positions plus its first
     #: and last ``timed_check_edge`` elements (the whole output when it is smaller than that).

@@ -171,7 +171,14 @@ class CandidateEvaluation(BaselineSteps):
         finally:
             if self.sessions:
                 out.stdout = self.sessions[-1].stdout()
+            from multikernelbench.engine import disk_quota  # issue #41: what the run left, before it goes
+
+            over = disk_quota.over_quota([s.worker.workdir for s in self.sessions] + [self.build_dir],
+                                         self.config.disk_quota_mb)
             self._end()
+            if over:
+                disk_quota.remove(self.build_dir)
+                out.status, out.message, out.failure = Status.RUNTIME_ERROR, over, None
         return out
 
     def _end(self) -> None:
