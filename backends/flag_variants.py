@@ -11,11 +11,19 @@ The parent only *parses* the sources (``ast``, nothing runs); a ``load_inline`` 
 flag argument is a literal list of strings or absent (torch's default: no flags). Anything else — computed
 flags, unparsable code — is simply not counted; a set the warmer did not make costs that build its
 precompiled headers, never its correctness.
+
+The flags are the candidate's words and the warmer runs g++ and nvcc with them *outside* any sandbox, so a set
+counts only when every flag is on :func:`harmless`'s list: optimisation, language standard, macros, target
+architecture and warnings, nothing that names a path, a program or a plugin. Without that list a candidate's
+``extra_cflags=["-wrapper", "'/bin/sh,-c,CMD'"]`` ran CMD in the warmer, with the harness's rights
+(``tests/test_flag_variants.py``); nvcc's ``-ccbin``, gcc's ``-fplugin=``, ``-B``, ``-include`` and
+``-specs=`` name programs or files the same way.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -29,6 +37,64 @@ class FlagVariants:
 
     cflags: tuple[tuple[str, ...], ...]
     cuda_cflags: tuple[tuple[str, ...], ...]
+
+
+#: One flag that names no path, program, plugin or output: what the trusted warmer may run a compiler with.
+#: Values are plain words (letters, digits, ``_.+=,-``): no quote or space, which the build.ninja text would
+#: re-split into other flags, and no ``/``.
+_HARMLESS = re.compile(r"""(
+    -O[0-3sgz]? | -Ofast | -g[0-3]? | -w | -lineinfo | -G | -pg? |
+    --?std=[a-z0-9+]+ |
+    -[DU][A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)? |
+    -W(no-)?[a-z][a-z0-9+=-]* | -Werror |
+    -f(no-)?(fast-math|openmp|unroll-loops|strict-aliasing|PIC|pic|math-errno|finite-math-only|tree-vectorize
+             |omit-frame-pointer|exceptions|rtti|signed-char|unsigned-char|visibility=(hidden|default)
+             |visibility-inlines-hidden|permissive|extended-identifiers|diagnostics-color(=[a-z]+)?) |
+    -m(arch|tune|cpu)=[a-z0-9_.-]+ | -m[a-z0-9][a-z0-9.-]* |
+    --?use[_-]fast[_-]math | --?expt-relaxed-constexpr | --?expt-extended-lambda | --?extended-lambda |
+    --?restrict | --?resource-usage | -res-usage | --?allow-unsupported-compiler | -Xptxas=-v |
+    --?(ftz|prec-div|prec-sqrt|fmad)=(true|false) |
+    --?maxrregcount=[0-9]+ | --?threads=[0-9]+ | -t[0-9]+ |
+    (-arch|--gpu-architecture|-code|--gpu-code)=[a-z0-9_,]+ |
+    (-gencode|--generate-code)=?arch=[a-z0-9_]+,code=\[?[a-z0-9_,]+\]? |
+    --?ptxas-options=(-v|-O[0-3])(,(-v|-O[0-3]))*
+)""", re.VERBOSE)
+
+#: Flags whose value is the next word, and what that value may be.
+_WITH_VALUE = {"-D": r"[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?", "-U": r"[A-Za-z_][A-Za-z0-9_]*",
+               "-arch": r"[a-z0-9_,]+", "--gpu-architecture": r"[a-z0-9_,]+", "-gencode": r"arch=[a-z0-9_]+,code=\[?[a-z0-9_,]+\]?",
+               "-maxrregcount": r"[0-9]+", "--maxrregcount": r"[0-9]+", "-Xptxas": r"-v|-O[0-3]"}
+#: nvcc's pass-through to the host compiler: its value is a comma list of host flags, each harmless on its own.
+_HOST_PASS = ("-Xcompiler", "--compiler-options")
+
+
+def _harmless_host_list(value: str) -> bool:
+    return all(_HARMLESS.fullmatch(part) for part in value.split(","))
+
+
+def harmless(flags: tuple[str, ...]) -> bool:
+    """Whether every flag of one ``extra_cflags``/``extra_cuda_cflags`` list is on the warmer's list (see the
+    module docstring); a flag list that is not is left to the candidate's own, sandboxed build."""
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _WITH_VALUE or f in _HOST_PASS:
+            if i + 1 >= len(flags):
+                return False
+            value = flags[i + 1]
+            ok = _harmless_host_list(value) if f in _HOST_PASS else re.fullmatch(_WITH_VALUE[f], value)
+            if not ok:
+                return False
+            i += 2
+            continue
+        name, eq, value = f.partition("=")
+        if name in _HOST_PASS and eq:
+            if not _harmless_host_list(value):
+                return False
+        elif not _HARMLESS.fullmatch(f):
+            return False
+        i += 1
+    return True
 
 
 def _literal(node: ast.expr) -> tuple[str, ...] | None:
@@ -64,7 +130,7 @@ def scan(sources: list[str], limit: int = 2) -> FlagVariants | None:
             given = {k.arg: k.value for k in call.keywords if k.arg in counts}
             for kind, counter in counts.items():
                 flags = _literal(given[kind]) if kind in given else ()
-                if flags is not None:
+                if flags is not None and harmless(flags):
                     counter[flags] += 1
     if not any(counts.values()):
         return None
