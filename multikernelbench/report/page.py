@@ -27,9 +27,11 @@ tbody th { text-align: left; font-weight: normal; }
 th.group { text-align: center; background: #f0f0f0; }
 .note { color: #555; font-size: 0.9em; }
 figure { margin: 1em 0 2em; } img { max-width: 100%; }
-table.samples td:nth-child(-n+5) { text-align: left; }
-table.samples td { white-space: nowrap; vertical-align: top; }
-table.samples td.reason { white-space: normal; min-width: 22em; max-width: 40em; }
+table.samples td:nth-child(-n+5), table.samples th:nth-child(-n+5) { text-align: left; }
+table.samples td { vertical-align: top; }
+table.samples td:nth-child(2), table.samples td:nth-child(4), table.samples td:nth-child(n+6) { white-space: nowrap; }
+table.samples td:nth-child(3) { overflow-wrap: anywhere; min-width: 8em; }
+table.samples td.reason { min-width: 16em; max-width: 26em; }
 table.samples details pre { white-space: pre-wrap; font-size: 0.85em; max-height: 30em; overflow: auto; }
 table.samples th[aria-sort="ascending"]::after { content: " ▲"; }
 table.samples th[aria-sort="descending"]::after { content: " ▼"; }

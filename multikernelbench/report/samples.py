@@ -78,8 +78,15 @@ def _num(value: float | None, fmt: str) -> tuple[str, str]:
     return ("", NA) if value is None else (repr(float(value)), fmt.format(value))
 
 
-def _cls(i: int) -> str:
-    return ' class="reason"' if COLUMNS[i][0] == "reason" else ""
+def _attrs(i: int, r: SampleRow) -> str:
+    """The reason cell's class; the speedup cell's tooltip with the interval's bounds (an interval far from
+    symmetric reads better as bounds than as ±)."""
+    name = COLUMNS[i][0]
+    if name == "reason":
+        return ' class="reason"'
+    if name == "speedup" and r.speedup_low is not None and r.speedup_high is not None:
+        return f' title="95% interval {r.speedup_low:.3g}x to {r.speedup_high:.3g}x"'
+    return ""
 
 
 def _reason_html(r: SampleRow) -> str:
@@ -105,7 +112,7 @@ def samples_html(rows: list[SampleRow]) -> str:
                  *[(v, e(t)) for v, t in (_num(r.candidate_ms, "{:.4g}"), _num(r.eager_ms, "{:.4g}"),
                                           speedup_cell(r))]]
         body.append(f'<tr data-status="{e(r.status.value)}">'
-                    + "".join(f'<td data-v="{e(v)}"{_cls(i)}>{t}</td>' for i, (v, t) in enumerate(cells))
+                    + "".join(f'<td data-v="{e(v)}"{_attrs(i, r)}>{t}</td>' for i, (v, t) in enumerate(cells))
                     + "</tr>")
     options = "".join(f'<option value="{e(s)}">{e(s)}</option>' for s in statuses)
     return (
