@@ -89,3 +89,14 @@ def test_lead_with_cause_is_idempotent_and_leaves_plain_messages():
                                     "— candidate.py line 3: return 1 / 0")
     assert lead_with_cause(once) == once and once.endswith(tb)
     assert lead_with_cause("values differ at [0, 3]") == "values differ at [0, 3]"
+
+
+def test_a_record_stored_before_reads_back_with_its_cause_first():
+    from multikernelbench.records import EvalResult
+
+    tb = ("compiling: Traceback (most recent call last):\n  File \"/b/candidate.py\", line 2\n    def f(:\n"
+          "          ^\nSyntaxError: invalid syntax\n")
+    r = EvalResult.from_dict({"task_id": "t", "task_hash": "h", "backend": "cpu", "candidate": "c",
+                              "code_hash": "x", "status": "compile_error", "message": tb})
+    assert r.message.splitlines()[0] == "compiling: SyntaxError: invalid syntax — candidate.py line 2: def f(:"
+    assert r.message.endswith(tb)  # the traceback is kept, after it

@@ -53,3 +53,12 @@ def test_interval_from_the_real_loop_contains_the_known_ratio():
     ci = speedup_interval(timer.series["ref"], timer.series["cand"])
     assert ci is not None and ci.rounds >= 20
     assert 1.2 < ci.low <= ci.high < 2.3, ci
+
+
+def test_records_made_before_the_interval_read_back_without_one():
+    from multikernelbench.records import EvalResult
+
+    old = {"task_id": "t", "task_hash": "h", "backend": "cpu", "candidate": "c", "code_hash": "x",
+           "status": "correct", "speedup": 1.5}  # a stored record from before the fields
+    r = EvalResult.from_dict(old)
+    assert r.speedup == 1.5 and r.speedup_low is None and r.speedup_high is None and r.reference_drift is None
