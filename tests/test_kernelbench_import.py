@@ -98,9 +98,17 @@ CPP_RELU = HEAD + textwrap.dedent('''
             return _ext.relu_offset(x)
     ''')
 
+#: The same kernel built in ``__init__`` (common in this format): built before the first forward, so it passes.
+CPP_RELU_IN_INIT = CPP_RELU.replace("_ext = load_inline(", "def _build():\n    return load_inline(").replace(
+    'name="byo_relu_offset"', 'name="byo_relu_offset_init"').replace(
+    "class ModelNew(nn.Module):\n    def forward(self, x):\n        return _ext.relu_offset(x)",
+    "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.ext = _build()\n\n"
+    "    def forward(self, x):\n        return self.ext.relu_offset(x)")
+
 #: label -> (task, source, status under mkb, status under kernelbench)
 CASES = {
     "cpp_relu": (RELU, CPP_RELU, Status.CORRECT, Status.CORRECT),
+    "cpp_relu_built_in_init": (RELU, CPP_RELU_IN_INIT, Status.CORRECT, Status.CORRECT),
     "torch_relu": (RELU, HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n"
                                "        return torch.relu(x + 0.25)\n", Status.CHEAT_DETECTED, Status.CORRECT),
     "torch_relu_wrong": (RELU, HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n"
@@ -148,9 +156,10 @@ def test_candidates_under_both_policies(imported, engine_config, tmp_path, polic
     with ResultStore(tmp_path / "r.sqlite") as store:
         results = evaluate_candidates([tasks[c.task_id] for c in cands], cands, cfg, store=store)
         got = {c.label: r for c, r in zip(cands, results)}
-        for label, (_, _, want_mkb, want_kb) in CASES.items():
-            want = want_mkb if policy == "mkb" else want_kb
-            assert got[label].status is want, (label, got[label].status, got[label].message)
+        wrong = {label: (got[label].status, got[label].message[:200]) for label, (_, _, want_mkb, want_kb)
+                 in CASES.items() if got[label].status is not (want_mkb if policy == "mkb" else want_kb)}
+        assert not wrong
+        for label in CASES:
             assert got[label].policy == policy
             assert store.get(got[label].task_id, got[label].task_hash, "cpu", got[label].hardware,
                              got[label].code_hash, policy) is not None

@@ -38,7 +38,10 @@ def check_source(source: str, backend: str, reference_source: str = "", task_dty
 
 
 def check_task_candidate(source: str, task, backend: str, require_custom_kernel: bool = True) -> list[Finding]:
-    return check_source(source, backend, task.source, task.dtype, require_custom_kernel)
+    from multikernelbench.tasks.kernelbench.runtime import reference_text
+
+    # An imported KernelBench-format task holds its reference as a string: the rules read that text too.
+    return check_source(source, backend, reference_text(task.source), task.dtype, require_custom_kernel)
 
 
 # ---- rules for every backend ----------------------------------------------------------------------------

@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from multikernelbench.tasks.kernelbench.runtime import KernelBenchProblem, measure_cost, shape_key, \
-    size_assignments
+from multikernelbench.tasks.kernelbench.runtime import KernelBenchProblem, assigned_names, measure_cost, \
+    shape_key, size_assignments
 
 #: (input+output+parameter elements, FLOPs) a test shape may reach, smallest first: three test shapes.
 BUDGETS = ((1.5e4, 1.5e7), (8e4, 8e7), (4e5, 4e8))
@@ -64,11 +64,10 @@ def find_sizes(source: str, ns: dict[str, Any]) -> list[str]:
             frontier |= _names_read(assigns[name].value)
     out = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
+        for name in assigned_names(node):
             value = ns.get(name)
             if name in seen and assigns.get(name) is node and isinstance(value, int) \
-                    and not isinstance(value, bool) and not _names_read(node.value):
+                    and not isinstance(value, bool) and not _names_read(node.value) and name not in out:
                 out.append(name)
     return out
 

@@ -71,26 +71,42 @@ class OnGenerator(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def assigned_names(node: ast.stmt) -> list[str]:
+    """The names a module-level ``a = <expr>`` or ``a = b = <expr>`` binds (none for other statements)."""
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
 def size_assignments(tree: ast.Module) -> dict[str, ast.Assign]:
-    """Module-level ``name = <expr>`` statements, by name (the last one wins, as at run time)."""
+    """Module-level ``name = <expr>`` statements (``height = width = 128`` too), by name; the last one wins,
+    as at run time."""
     out = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            out[node.targets[0].id] = node
+        for name in assigned_names(node):
+            assert isinstance(node, ast.Assign)
+            out[name] = node
     return out
 
 
 def rewrite_sizes(source: str, names: list[str] | tuple[str, ...]) -> str:
-    """``batch_size = 16`` -> ``batch_size = __mkb_sizes__.get('batch_size', 16)`` for each size name."""
+    """``batch_size = 16`` -> ``batch_size = __mkb_sizes__.get('batch_size', 16)`` for each size name
+    (``height = width = 128`` becomes one such line per name)."""
     tree = ast.parse(source)
     wanted = set(names)
+    body: list[ast.stmt] = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in wanted:
-            name = node.targets[0].id
-            node.value = ast.Call(
+        targets = assigned_names(node)
+        if not targets or not wanted & set(targets):
+            body.append(node)
+            continue
+        assert isinstance(node, ast.Assign)
+        for name in targets:
+            value = ast.Call(
                 func=ast.Attribute(value=ast.Name(id=SIZES_NAME, ctx=ast.Load()), attr="get", ctx=ast.Load()),
-                args=[ast.Constant(value=name), node.value], keywords=[])
+                args=[ast.Constant(value=name), node.value], keywords=[]) if name in wanted else node.value
+            body.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value, lineno=node.lineno))
+    tree.body = body
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
@@ -222,3 +238,19 @@ def task_namespace(original: str, size_names: tuple[str, ...], costs: dict[str, 
         bytes_moved=lambda shape, itemsize: cost_from_table(costs, shape, itemsize, measure)[1],
         problem=problem,
     )
+
+
+def reference_text(task_source: str) -> str:
+    """A task's source plus, for an imported task, the problem text it keeps in ``ORIGINAL``: the static
+    anti-cheat rules read the reference's ops from it (in the task file it is only a string constant)."""
+    if "ORIGINAL" not in task_source:
+        return task_source
+    try:
+        tree = ast.parse(task_source)
+    except SyntaxError:
+        return task_source
+    for node in tree.body:
+        if assigned_names(node) == ["ORIGINAL"] and isinstance(node, ast.Assign) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return task_source + "\n" + node.value.value
+    return task_source
