@@ -7,8 +7,9 @@ judged ``correct`` with a large speedup (checked with this module against a ``gi
 now the worker copies each output's raw bytes with ctypes and the callback never fires before the read (and the
 callback itself is named). got_clock_shave.py points libpython's GOT slot for ``clock_gettime`` at its own clock,
 which subtracts 90 % of the time its forward took; inline_clock_shave.py overwrites the entry of libc's
-``clock_gettime`` instead (no slot changes). Both ``correct`` at 71030c8 (see the report of issue #40 for the
-speedups beside their honest twin, honest_relu_loop.py); now ``cheat_detected`` with the slot or code named.
+``clock_gettime`` instead (no slot changes). At 71030c8, in one run on the loaded 2-core host: ``correct`` at
+0.12x and 0.23x, their honest twin (honest_relu_loop.py, the same loop) at 0.012x; now ``cheat_detected`` with
+the slot or the code named.
 The honest control returns a non-contiguous output, which the raw reader must hand over correctly.
 """
 
