@@ -25,7 +25,8 @@ from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.anticheat.native_hooks import NativeSnapshot
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
-from multikernelbench.engine.raw_outputs import OddOutput, read_raw, rebuild
+from multikernelbench.engine.raw_outputs import (OddOutput, gathered_record, gathered_values, needs_positions, read_raw,
+                                                 rebuild, secret_positions, values_at)
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.records import EvalResult, Status
 
@@ -44,6 +45,22 @@ def test_raw_read_runs_no_aten_op():
         t.detach().contiguous()  # what the worker did before: seen
     assert any("detach" in e.name for e in prof.events())
     assert torch.equal(rebuild(raw, 0), t)
+
+
+def test_large_output_values_read_with_numpy_not_aten():
+    """Above RAW_LIMIT the worker sends the values at the positions, read through numpy: no op, same values as
+    the parent's own indexing of the same positions, strides included."""
+    t = torch.randn(900, 700).t()  # 2.5 MB, non-contiguous
+    assert needs_positions(t)
+    positions = secret_positions(123, 4096, 1024)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        rec = gathered_record(t, 0, positions, 4096 + 2048)
+    assert [e.name for e in prof.events()] == []
+    values, meta = gathered_values(rec, 0, len(positions))
+    assert meta == [[700, 900], "torch.float32"]
+    assert torch.equal(values, values_at(t, positions, 4096 + 2048))
+    with pytest.raises(ValueError, match="malformed"):
+        gathered_values(rec, 0, len(positions) - 1)
 
 
 def test_rebuild_refuses_malformed_records():

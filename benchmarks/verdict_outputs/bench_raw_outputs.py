@@ -23,7 +23,8 @@ import torch
 
 from multikernelbench.engine import protocol
 from multikernelbench.engine.checking import sample_flat, sample_positions
-from multikernelbench.engine.raw_outputs import read_all, rebuild_all
+from multikernelbench.engine.raw_outputs import (gathered_record, gathered_values, needs_positions, read_raw, rebuild,
+                                                 secret_positions, values_at)
 
 POSITIONS, EDGE = 4096, 1024
 
@@ -33,9 +34,15 @@ def old_path(t: torch.Tensor, seed: int) -> list[torch.Tensor]:
     return [sample_flat(t.detach().contiguous(), positions, POSITIONS + 2 * EDGE).to("cpu").clone()]
 
 
-def one_round(conn_w: Connection, conn_p: Connection, t: torch.Tensor, new: bool) -> float:
+def new_record(t: torch.Tensor, whole: bool) -> dict:
+    if whole or not needs_positions(t):
+        return dict(read_raw(t, 0))
+    return gathered_record(t, 0, secret_positions(7, POSITIONS, EDGE), POSITIONS + 2 * EDGE)
+
+
+def one_round(conn_w: Connection, conn_p: Connection, t: torch.Tensor, mode: str) -> float:
     def worker() -> None:
-        payload = [read_all([t])] if new else [old_path(t, 7)]
+        payload = [old_path(t, 7)] if mode == "old" else [[new_record(t, mode == "whole")]]
         protocol.send(conn_w, {"op": "bench"}, payload)
 
     t0 = time.perf_counter()
@@ -43,9 +50,11 @@ def one_round(conn_w: Connection, conn_p: Connection, t: torch.Tensor, new: bool
     sender.start()
     _header, got = protocol.recv(conn_p)
     sender.join()
-    if new:
-        positions = sample_positions(7, POSITIONS, EDGE)
-        [sample_flat(x, positions, POSITIONS + 2 * EDGE).clone() for x in rebuild_all(got[0], copy=False)]
+    if mode != "old":
+        positions = secret_positions(7, POSITIONS, EDGE)
+        rec = got[0][0]
+        if gathered_values(rec, 0, len(positions)) is None:
+            values_at(rebuild(rec, 0, copy=False), positions, POSITIONS + 2 * EDGE)
     return (time.perf_counter() - t0) * 1e3
 
 
@@ -56,20 +65,19 @@ def main() -> None:
     args = ap.parse_args()
     s1, s2 = socket.socketpair()  # what the engine's worker channel is
     cw, cp = Connection(os.dup(s1.fileno())), Connection(os.dup(s2.fileno()))
-    print(f"device {args.device}; ms per verified output (median of {args.repeat}), old = sampled in the worker, "
-          "new = raw bytes to the parent")
-    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'new ms':>8} {'new-old':>8} "
+    print(f"device {args.device}; ms per verified output (median of {args.repeat}); old = sampled with tensor ops "
+          "in the worker; whole = every byte to the parent; new = whole up to raw_outputs.RAW_LIMIT, above it the "
+          "values at the positions read with numpy")
+    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'whole ms':>9} {'new ms':>8} {'new-old':>8} "
           f"{'per candidate, s (20 / 40 samples)':>36}")
     for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23):  # 1<<21: activation.relu's CPU bench output
         t = torch.randn(numel, device=args.device)
-        res = {}
-        for new in (False, True):
-            times = [one_round(cw, cp, t, new) for _ in range(args.repeat)]
-            res[new] = statistics.median(times)
-        extra = res[True] - res[False]
+        res = {mode: statistics.median([one_round(cw, cp, t, mode) for _ in range(args.repeat)])
+               for mode in ("old", "whole", "new")}
+        extra = res["new"] - res["old"]
         # Per sample: 2 verified outputs of the candidate and 2 of the reference (balanced renewals).
         per = [extra * 4 * n / 1e3 for n in (20, 40)]
-        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res[False]:>8.2f} {res[True]:>8.2f} {extra:>8.2f} "
+        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res['old']:>8.2f} {res['whole']:>9.2f} {res['new']:>8.2f} {extra:>8.2f} "
               f"{per[0]:>17.2f} / {per[1]:.2f}")
 
 

@@ -29,9 +29,8 @@ from typing import Any, Callable
 
 import torch
 
-from multikernelbench.engine.checking import sample_flat, sample_positions
-from multikernelbench.engine.raw_outputs import (OddOutput, RawTensor, read_raw, rebuild, sampled_record,
-                                                 sampled_values, too_big_for_raw)
+from multikernelbench.engine.raw_outputs import (OddOutput, RawTensor, gathered_record, gathered_values,
+                                                 needs_positions, read_raw, rebuild, secret_positions, values_at)
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.timing.config import TimingConfig
 from multikernelbench.wire import Series
@@ -114,8 +113,8 @@ class FreshInputs(Fresh):
     def _sample_held(self, name: str, verify: list[list[int]]) -> None:
         """The raw bytes of each held output the parent asked for, read without a tensor op (a candidate's
         RecordFunction callback sees nothing: engine/raw_outputs.py); they leave with the next request. The
-        positions compared are chosen by the parent; they enter this process only for CUDA outputs too large to
-        copy whole (``raw_outputs.CUDA_RAW_LIMIT``), which are sampled here with tensor ops as before."""
+        positions compared are chosen by the parent; they enter this process, after the call, only for outputs too
+        large to send whole (``raw_outputs.RAW_LIMIT``), whose values there are read with numpy (CUDA: tensor ops)."""
         held = self._held.pop(name, None)
         limit = self.positions + 2 * self.edge
         for entry in verify:
@@ -126,9 +125,9 @@ class FreshInputs(Fresh):
             records: list[Any] = []
             try:
                 for i, t in enumerate(flatten(held[slot])):
-                    if pseed is not None and too_big_for_raw(t):
-                        positions = sample_positions(pseed, self.positions, self.edge)
-                        records.append(sampled_record(t, i, positions, limit))
+                    if pseed is not None and needs_positions(t):
+                        positions = secret_positions(pseed, self.positions, self.edge)
+                        records.append(gathered_record(t, i, positions, limit))
                     else:
                         records.append(read_raw(t, i))
             except OddOutput as exc:
@@ -163,9 +162,8 @@ class FreshPlanner:
     checks: list[TimedCheck] = field(default_factory=list)
     positions: int = 4096  # EngineConfig.timed_check_positions
     edge: int = 1024  # EngineConfig.timed_check_edge
-    #: Whether the worker is told each verified call's positions seed (after the call), for CUDA outputs too large
-    #: to copy whole (engine/raw_outputs.py). Off for a CPU candidate's worker: it never learns the positions.
-    #: (Reference-only workers run no candidate code.)
+    #: Whether the worker is told each verified call's positions seed (after the call), for outputs too large to
+    #: send whole (engine/raw_outputs.py RAW_LIMIT). Off: every output travels whole, whatever it costs.
     send_positions: bool = True
     #: Why raw outputs that arrived could not be read (judged by timed_outputs.verify_timed).
     errors: list[str] = field(default_factory=list)
@@ -185,14 +183,14 @@ class FreshPlanner:
         limit = self.positions + 2 * self.edge
         for one in raws:
             check, pseed = self._outstanding.pop(0)
-            positions = sample_positions(pseed, self.positions, self.edge)
+            positions = secret_positions(pseed, self.positions, self.edge)
             values, meta = [], []
             try:
                 for i, rec in enumerate(one if isinstance(one, list) else [None]):
-                    sampled = sampled_values(rec, i, limit)
+                    sampled = gathered_values(rec, i, len(positions))
                     if sampled is None:
                         t = rebuild(rec, i, copy=False)
-                        sampled = sample_flat(t, positions, limit).clone(), [list(t.shape), str(t.dtype)]
+                        sampled = values_at(t, positions, limit), [list(t.shape), str(t.dtype)]
                     values.append(sampled[0])
                     meta.append(sampled[1])
             except ValueError as exc:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from multikernelbench.engine.checking import compare_outputs, meta_mismatch, sample_flat, sample_positions
+from multikernelbench.engine.checking import compare_outputs, meta_mismatch
 from multikernelbench.engine.clock_audit import AskLog
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.messages import FreshAsk, FreshGrant, Timed
+from multikernelbench.engine.raw_outputs import secret_positions, values_at
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.session import Verdict
 from multikernelbench.records import FailureKind, Status
@@ -50,8 +51,8 @@ def verify_timed(planner: FreshPlanner, reply: Timed, payload: TimedPayload | No
         expected = refs.fresh_outputs(task, shape, check.seed, weight_seed)
         message = meta_mismatch(meta, expected)
         if message is None:  # the same secret positions, drawn in this process, on both sides
-            positions = sample_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
-            sampled = [sample_flat(e, positions, limit) for e in expected]
+            positions = secret_positions(check.positions_seed, cfg.timed_check_positions, cfg.timed_check_edge)
+            sampled = [values_at(e, positions, limit) for e in expected]
             outcome = compare_outputs(values, sampled, task.atol, task.rtol, shape)
             if outcome.ok:
                 continue
