@@ -367,17 +367,20 @@ class EvalService:
         for job in jobs:  # not emitted (a run's time limit): fail closed, never a silent hang
             if job.state == JobState.RUNNING:
                 self._finish(job, None, JobState.FAILED, "harness: the engine returned no result for it")
-        if not (self.config.keep_builds or eng.ray_address):
-            self._clean_builds(jobs)
 
-    def _clean_builds(self, jobs: list[Job]) -> None:
+    def _clean_build(self, job: Job) -> None:
+        """Remove the finished job's build folder unless another unfinished job has the same code (before the
+        job is marked finished: a client that sees it done finds no folder left)."""
+        if self.config.keep_builds or self.config.engine.ray_address:
+            return  # Ray: the folders are on the nodes that built them
         with self.lock:
-            busy = {j.code_hash for j in self.jobs.values() if not j.finished}
-        root = Path(self.config.engine.build_root) / self.backend.name
-        for chash in {j.code_hash for j in jobs} - busy:
-            shutil.rmtree(root / chash, ignore_errors=True)
+            busy = any(j.code_hash == job.code_hash and j is not job and j not in job.followers and not j.finished
+                       for j in self.jobs.values())
+        if not busy:
+            shutil.rmtree(Path(self.config.engine.build_root) / self.backend.name / job.code_hash, ignore_errors=True)
 
     def _finish(self, job: Job, result: EvalResult | None, state: JobState, message: str = "") -> None:
+        self._clean_build(job)
         now = time.time()
         payload = None
         if result is not None:

@@ -1,0 +1,259 @@
+"""Soak benchmark of ``mkb serve`` (issue #42): N honest clients with and without M hostile ones, loopback.
+
+Starts the real service (``mkb serve`` in a subprocess, CPU backend, one task, no timing), then runs two
+phases of ``--seconds`` each: honest clients alone, then honest clients beside hostile ones. Honest clients
+submit PyTorch kernels from a small pool (mostly answered from the cache, every ``--new-every``-th one new,
+so it is evaluated) and long-poll their results. Hostile clients, each with its own token:
+
+* long-pollers: ``--polls`` concurrent ``GET /jobs/{id}?wait=60`` on their own pending job, half of them
+  hanging up and reconnecting;
+* slow headers: ``--slow`` connections that send their request head one byte every 0.5 s;
+* cache flooders: POSTs of 8 copies of one cached 200 KB source, back to back;
+* queue flooders: new (failing) sources up to their client's cap, again as soon as one finishes.
+
+Prints one JSON line per phase: honest submit latency p50/p99 (s), honest results per minute, server peak
+RSS (VmHWM of the service process, MB) and its RSS at the end. Bounded: every loop stops at its phase's end.
+
+    python scripts/serve_soak.py --honest 4 --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+RELU = "activation.relu"
+HEAD = "import torch\nimport torch.nn as nn\n"
+
+
+def kernel(tag: str, pad: int = 0) -> str:
+    return (HEAD + f"# {tag}\n" + "#" * pad + "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.clamp_min(x, 0.0)\n")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_mb(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def start_server(tmp: Path, tokens: dict[str, str], port: int) -> subprocess.Popen:
+    (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
+    cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
+           "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
+           "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8",
+           "--max-connections", "256", "--header-timeout", "5"]
+    env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
+                            start_new_session=True)
+    end = time.monotonic() + 180
+    while time.monotonic() < end:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            time.sleep(0.5)
+    raise SystemExit("the service did not start: " + (tmp / "log").read_text()[-2000:])
+
+
+class Phase:
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.lock = threading.Lock()
+        self.latencies: list[float] = []
+        self.results = 0
+        self.errors: dict[str, int] = {}
+
+    def live(self) -> bool:
+        return time.monotonic() < self.end
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors[what] = self.errors.get(what, 0) + 1
+
+
+def honest(url: str, token: str, phase: Phase, n: int, new_every: int) -> None:
+    pool = [kernel(f"pool {i}") for i in range(4)]
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=90) as c:
+        i = 0
+        while phase.live():
+            i += 1
+            source = kernel(f"new {n} {i} {secrets.token_hex(4)}") if i % new_every == 0 else pool[i % len(pool)]
+            t0 = time.monotonic()
+            try:
+                r = c.post("/jobs", json={"task_id": RELU, "source": source},
+                           headers={"Idempotency-Key": secrets.token_hex(12)})
+            except httpx.HTTPError as exc:
+                phase.error(type(exc).__name__)
+                continue
+            with phase.lock:
+                phase.latencies.append(time.monotonic() - t0)
+            if r.status_code != 200:
+                phase.error(f"submit {r.status_code}")
+                time.sleep(0.5)
+                continue
+            job_id = r.json()["jobs"][0]
+            while phase.live():
+                try:
+                    job = c.get(f"/jobs/{job_id}", params={"wait": 10}).json()
+                except httpx.HTTPError as exc:
+                    phase.error(type(exc).__name__)
+                    break
+                if job.get("state") in ("done", "failed"):
+                    with phase.lock:
+                        phase.results += 1
+                    break
+
+
+def long_poller(url: str, token: str, phase: Phase, polls: int) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
+        try:
+            job_id = c.post("/jobs", json={"task_id": RELU, "source": HEAD + "import time\ntime.sleep(600)\n"
+                                           + kernel("sleeper").split("\n", 2)[2]}).json()["jobs"][0]
+        except (httpx.HTTPError, KeyError, ValueError):
+            return
+    head = f"GET /jobs/{job_id}?wait=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+
+    def one(hang_up: bool) -> None:
+        while phase.live():
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                    s.sendall(head)
+                    if hang_up:
+                        time.sleep(0.5)
+                        continue
+                    s.settimeout(max(0.1, phase.end - time.monotonic()))
+                    s.recv(100)
+            except OSError:
+                time.sleep(0.1)
+
+    threads = [threading.Thread(target=one, args=(i % 2 == 0,), daemon=True) for i in range(polls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def slow_headers(port: int, phase: Phase, n: int) -> None:
+    head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 200 + b"\r\n\r\n"
+    conns: list[tuple[socket.socket, int]] = []
+    while phase.live():
+        while len(conns) < n:
+            try:
+                conns.append((socket.create_connection(("127.0.0.1", port), timeout=2), 0))
+            except OSError:
+                break
+        kept = []
+        for s, sent in conns:
+            try:
+                s.sendall(head[sent:sent + 1])
+                kept.append((s, sent + 1))
+            except OSError:
+                s.close()
+        conns = kept
+        time.sleep(0.5)
+    for s, _ in conns:
+        s.close()
+
+
+def cache_flood(url: str, token: str, phase: Phase) -> None:
+    big = kernel("big", pad=200_000)
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+        try:
+            first = c.post("/jobs", json={"task_id": RELU, "source": big}).json()["jobs"][0]
+            c.get(f"/jobs/{first}", params={"wait": 60})
+        except (httpx.HTTPError, KeyError, ValueError):
+            pass
+        body = {"items": [{"task_id": RELU, "source": big}] * 8}
+        while phase.live():
+            try:
+                c.post("/jobs", json=body)
+            except httpx.HTTPError:
+                time.sleep(0.1)
+
+
+def queue_flood(url: str, token: str, phase: Phase) -> None:
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
+        i = 0
+        while phase.live():
+            i += 1
+            try:
+                r = c.post("/jobs", json={"task_id": RELU, "source": f"x = ({i}, {secrets.token_hex(4)}"})
+            except httpx.HTTPError:
+                time.sleep(0.2)
+                continue
+            if r.status_code == 429:
+                time.sleep(0.2)
+
+
+def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -> dict:
+    phase = Phase(args.seconds)
+    threads = [threading.Thread(target=honest, args=(url, tokens[f"honest{i}"], phase, i, args.new_every))
+               for i in range(args.honest)]
+    if hostile:
+        port = int(url.rsplit(":", 1)[1])
+        threads += [threading.Thread(target=long_poller, args=(url, tokens["poller"], phase, args.polls)),
+                    threading.Thread(target=slow_headers, args=(port, phase, args.slow)),
+                    threading.Thread(target=cache_flood, args=(url, tokens["flooder"], phase)),
+                    threading.Thread(target=queue_flood, args=(url, tokens["queuer"], phase))]
+    for t in threads:
+        t.daemon = True
+        t.start()
+    for t in threads:
+        t.join(args.seconds + 60)
+    lat = sorted(phase.latencies)
+    p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan")
+    return {"phase": "with hostile" if hostile else "honest only", "honest_clients": args.honest,
+            "seconds": args.seconds, "submits": len(lat),
+            "submit_p50_s": round(statistics.median(lat), 4) if lat else None, "submit_p99_s": round(p99, 4),
+            "results_per_min": round(phase.results * 60 / args.seconds, 1),
+            "server_peak_rss_mb": round(proc_mb(pid, "VmHWM"), 1), "server_rss_mb": round(proc_mb(pid, "VmRSS"), 1),
+            "errors": phase.errors}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--honest", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--new-every", type=int, default=10, help="every k-th honest submission is a new kernel")
+    ap.add_argument("--polls", type=int, default=60, help="hostile concurrent long-polls")
+    ap.add_argument("--slow", type=int, default=150, help="hostile slow-header connections")
+    args = ap.parse_args()
+    names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
+    tokens = {n: secrets.token_hex(16) for n in names}
+    with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
+        port = free_port()
+        proc = start_server(Path(tmp), tokens, port)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for hostile in (False, True):
+                print(json.dumps(run_phase(url, tokens, args, hostile, proc.pid)), flush=True)
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
