@@ -5,6 +5,7 @@ the first forward). The last two were ``cheat_detected`` before: blocked, but no
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,13 +17,26 @@ from multikernelbench.anticheat import refusals
 from multikernelbench.reasons import lead_with_cause
 
 DATA = Path(__file__).parent / "data" / "reasons"
+#: Written at test time (a file of it under tests/ would fail the lint's parse).
+SYNTAX_ERROR = """# A syntax error: its cause is the compiler's last line, and the line of the candidate it points at.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp_min(x, 0.0
+"""
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("reasons")
+    sols = tmp / "sols"
+    shutil.copytree(DATA, sols)
+    (sols / "activation.relu.py").write_text(SYNTAX_ERROR)
     db = tmp / "r.sqlite"
-    base = [sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", "cpu", "--solutions", str(DATA),
+    base = [sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", "cpu", "--solutions", str(sols),
             "--db", str(db), "--build-root", str(tmp / "builds"), "--allow-code-execution", "--no-progress",
             "--seed", "3"]
     table = subprocess.run(base, capture_output=True, text=True, timeout=600)

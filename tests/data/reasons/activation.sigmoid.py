@@ -2,7 +2,6 @@
 # folder the harness gives is the default of load_inline.
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
