@@ -4,7 +4,9 @@ verl calls ``compute_score(data_source, solution_str, ground_truth, extra_info)`
 ``custom_reward_function.path`` at this file (or import :func:`compute_score`). The task id comes from
 ``ground_truth`` (or ``extra_info["task_id"]``), the service from ``extra_info["mkb_url"]`` or the
 ``MKB_SERVE_URL`` environment variable, the token from ``MKB_SERVE_TOKEN``. The trainer's process holds
-nothing but the response text: the expected outputs, seeds and timing stay in the service.
+nothing but the response text: the expected outputs, seeds and timing stay in the service. A restart of the
+service costs a delay, not a sample: the client retries with backoff, the service keeps accepted jobs, and a
+job it no longer knows is submitted again (multikernelbench/client.py).
 
 The reward is speedup-shaped and bounded: 0 for anything that is not a correct kernel (no code, compile
 error, wrong output, crash, timeout, a detected cheat); a correct kernel earns ``CORRECT_FLOOR`` plus a share
