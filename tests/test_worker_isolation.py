@@ -53,16 +53,25 @@ def _read(path, flags=os.O_RDONLY):
     _libc.close(fd)
     return buf.raw[:max(n, 0)].decode("latin-1")
 
-_found = [repr(dict(os.environ))]
+import resource
+print(f"UID {{os.getuid()}} {{os.geteuid()}} NPROC {{resource.getrlimit(resource.RLIMIT_NPROC)[0]}}", flush=True)
+def _secrets(pairs):  # what an attacker looks for in an environment: compact, so the stored stdout keeps it
+    return " ".join(f"{{k}}={{v}}" for k, v in pairs if any(w in k for w in ("TOKEN", "KEY", "SECRET")))
+
+_found = ["ENV " + _secrets(os.environ.items())]
+_verdicts = []
 for name, (path, flags) in {paths!r}.items():
     path = path.replace("PPID", str(os.getppid()))
     got = _read(path, os.O_RDONLY | flags)
-    print(f"READ {{name}}: " + ("SUCCEEDED" if got is not None else f"blocked errno={{ctypes.get_errno()}}"),
-          flush=True)
+    _verdicts.append(f"READ {{name}}: " + ("SUCCEEDED" if got is not None else
+                                           f"blocked errno={{ctypes.get_errno()}}"))
     if got:
-        _found.append(got)
-_leak = " | ".join(_found).replace("\\0", " ")
+        if name.endswith("environ"):
+            got = _secrets(kv.partition("=")[::2] for kv in got.split("\\0"))
+        _found.append(f"{{name}}: {{got[:200]}}")
+_leak = " | ".join(_found)
 print("LEAK " + _leak, flush=True)
+print("\\n".join(_verdicts), flush=True)
 
 class ModelNew(nn.Module):
     def forward(self, x):
@@ -119,7 +128,7 @@ def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
              "other_source": (str(driver_folder / "raybuilds/cpu/victim/candidate.py"), 0),
              "checkout": (str(driver_folder.parent / "pyproject.toml"), 0),
              "self_environ": ("/proc/self/environ", 0), "parent_environ": ("/proc/PPID/environ", 0),
-             "harness_environ": (f"/proc/{os.getpid()}/environ", 0)}
+             "harness_environ": (f"/proc/{os.getpid()}/environ", 0), "shadow": ("/etc/shadow", 0)}
     out = {}
     store_path = tmp_path_factory.mktemp("isolation-store") / "results.sqlite"
     old_cwd, old_path, old_env = os.getcwd(), list(sys.path), dict(os.environ)
@@ -147,10 +156,27 @@ def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zyg
     r = results[zygote]
     reads = _reads(r.stdout)
     assert set(reads) == {"cwd", "token", "store", "other_source", "checkout", "self_environ", "parent_environ",
-                          "harness_environ"}, (r.status, r.message[-2000:], r.stdout[-2000:])
+                          "harness_environ", "shadow"}, (r.status, r.message[-2000:], r.stdout[-2000:])
     refused = {k: v for k, v in reads.items() if k not in ("self_environ",)}
     assert all(v.startswith("blocked") for v in refused.values()), reads
     assert r.status == Status.CORRECT, (r.status, r.message[-1500:])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: nothing to drop")
+@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
+def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, zygote):
+    """As root (here and on the H200) the worker drops to ``EngineConfig.worker_uid`` before candidate code, so
+    ``/etc/shadow`` (inside the read scope: /etc) is refused by its file mode, and ``RLIMIT_NPROC`` binds. On the
+    code before (2bfa3e1) the candidate ran as uid 0 and read /etc/shadow."""
+    from multikernelbench.engine.config import EngineConfig
+
+    results, _ = isolation_results
+    r = results[zygote]
+    line = next(t for t in r.stdout.splitlines() if t.startswith("UID "))
+    shadow = _reads(r.stdout)["shadow"]
+    assert not line.startswith("UID 0 ") and shadow.startswith("blocked"), (line, "shadow: " + shadow)
+    cfg = EngineConfig()
+    assert line == f"UID {cfg.worker_uid} {cfg.worker_uid} NPROC {cfg.worker_max_processes}", line
 
 
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
@@ -159,7 +185,7 @@ def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_result
     r = results[zygote]
     assert "LEAK " in r.stdout, r.stdout[-2000:]
     leak = r.stdout.split("LEAK ", 1)[1]
-    assert "PATH" in leak  # the candidate did read its own environment (and /proc/self/environ)
+    assert "self_environ:" in leak  # the candidate did read its own /proc/self/environ
     blob = json.dumps(dataclasses.asdict(r), default=str)
     with open(store_path, "rb") as fh:
         stored = fh.read()

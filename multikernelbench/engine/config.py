@@ -55,6 +55,14 @@ class EngineConfig:
     #: Cap on what a candidate's work dirs and build folder hold together, checked after the build and after
     #: the device stage (engine/disk_quota.py): over it, ``runtime_error`` and the build folder removed. 0: none.
     disk_quota_mb: float = 256.0
+    #: A harness running as root starts its compile and device workers as ``worker_uid``/``worker_gid``
+    #: (engine/worker_uid.py), so file permissions apply to candidate code too, and ``RLIMIT_NPROC`` at
+    #: ``worker_max_processes`` binds (counted over all workers of that uid). Off for a host whose GPU device
+    #: nodes only root may open; no effect when the harness is not root.
+    drop_root: bool = True
+    worker_uid: int = 65534
+    worker_gid: int = 65534
+    worker_max_processes: int = 8192
     check_timed_outputs: bool = True
     #: A verified timed call's output is compared at this many secret random flat positions plus its first
     #: and last ``timed_check_edge`` elements (the whole output when it is smaller than that).

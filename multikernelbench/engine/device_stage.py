@@ -9,6 +9,7 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -40,8 +41,10 @@ from multikernelbench.util.procs import Limits
 
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
+    drop = config.drop_root and os.geteuid() == 0  # issue #41: candidate code never runs as root
     return Limits(address_space_gb=config.memory_limit_gb if backend.limits_address_space() else 0.0,
-                  file_size_mb=config.output_limit_mb)
+                  file_size_mb=config.output_limit_mb, max_processes=config.worker_max_processes if drop else 0,
+                  run_as_uid=config.worker_uid if drop else -1, run_as_gid=config.worker_gid if drop else -1)
 
 
 class CandidateEvaluation(BaselineSteps):

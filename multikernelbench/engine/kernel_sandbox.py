@@ -145,6 +145,9 @@ class SandboxPolicy:
     dev_write: list[str] = field(default_factory=list)
     bpf_hex: str = ""
     bpf_netns_hex: str = ""
+    #: The unprivileged uid/gid the child drops to first (engine/worker_uid.py); -1: none.
+    uid: int = -1
+    gid: int = -1
 
     @classmethod
     def for_worker(cls, env: dict[str, str], workdir: str) -> "SandboxPolicy":
@@ -183,6 +186,10 @@ def enter(policy: SandboxPolicy, own_netns: bool = False) -> None:
     """In the child, before any worker code: no_new_privs, drop capabilities, then the Landlock ruleset and
     the seccomp filter. Raises when a layer the policy asks for cannot be applied."""
     seccomp.set_no_new_privs()
+    if policy.uid >= 0:  # before the capabilities go: dropping the uid needs CAP_SETUID
+        from multikernelbench.engine.worker_uid import become
+
+        become(policy.uid, policy.gid)
     seccomp.drop_capabilities()
     if policy.landlock_abi >= 1:
         rs = landlock.Ruleset(policy.landlock_abi)

@@ -29,9 +29,13 @@ class Limits:
     #: Own network namespace (only a down loopback): no connection leaves the worker. Needs root or
     #: CAP_SYS_ADMIN; silently skipped where the kernel refuses (then only the audit hook blocks Python).
     isolate_network: bool = True
-    #: RLIMIT_NPROC (processes + threads of the user). Linux ignores it for root, so it only applies when
-    #: the engine runs unprivileged; 0 = unset. Fork bombs as root are bounded only by the kill of the group.
+    #: RLIMIT_NPROC (processes + threads of the user, counted over all of that uid's processes on the host).
+    #: Linux ignores it for root, so it binds when the engine runs unprivileged or the worker drops to
+    #: ``run_as_uid``; 0 = unset.
     max_processes: int = 0
+    #: The uid/gid the worker drops to before the sandbox (engine/worker_uid.py); -1: keep the harness's.
+    run_as_uid: int = -1
+    run_as_gid: int = -1
     #: Lower CPU priority (nice, for the process and its session's autogroup; inherited by its compilers).
     #: Builds on a host whose device stage runs beside them: the device stage is the pipeline's one serial
     #: lane, and its host side (launches, checks, the clock audit) should not queue behind compilers.
@@ -95,7 +99,7 @@ def apply_limits(limits: Limits) -> bool:
         resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if limits.max_processes > 0 and os.geteuid() != 0:
+    if limits.max_processes > 0:  # set as root too: it binds once the worker drops to run_as_uid
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
     if limits.nice > 0:
         lower_priority(limits.nice)
