@@ -5,8 +5,8 @@ phases of ``--seconds`` each: honest clients alone, then honest clients beside h
 submit PyTorch kernels from a small pool (mostly answered from the cache, every ``--new-every``-th one new,
 so it is evaluated) and long-poll their results. Hostile clients, each with its own token:
 
-* long-pollers: ``--polls`` concurrent ``GET /jobs/{id}?wait=60`` on their own pending job, half of them
-  hanging up and reconnecting;
+* long-pollers: ``--polls`` concurrent ``GET /jobs/{id}?wait=60`` on their own pending job (a candidate that
+  sleeps 20 s, renewed when it finishes), half of them hanging up and reconnecting;
 * slow headers: ``--slow`` connections that send their request head one byte every 0.5 s;
 * cache flooders: POSTs of 8 copies of one cached 200 KB source, back to back;
 * queue flooders: new (failing) sources up to their client's cap, again as soon as one finishes.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import secrets
 import signal
@@ -61,7 +62,7 @@ def start_server(tmp: Path, tokens: dict[str, str], port: int) -> subprocess.Pop
     (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
-           "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8",
+           "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", "8",
            "--max-connections", "256", "--header-timeout", "5"]
     env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
@@ -126,25 +127,40 @@ def honest(url: str, token: str, phase: Phase, n: int, new_every: int) -> None:
 
 
 def long_poller(url: str, token: str, phase: Phase, polls: int) -> None:
+    """Long-polls on the poller's own unfinished job (a candidate that sleeps 20 s at import; a new one when it
+    finishes), half of them hanging up half a second after asking."""
     port = int(url.rsplit(":", 1)[1])
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
-        try:
-            job_id = c.post("/jobs", json={"task_id": RELU, "source": HEAD + "import time\ntime.sleep(600)\n"
-                                           + kernel("sleeper").split("\n", 2)[2]}).json()["jobs"][0]
-        except (httpx.HTTPError, KeyError, ValueError):
-            return
-    head = f"GET /jobs/{job_id}?wait=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    sleeper = HEAD + "import time\ntime.sleep(20)\n" + kernel("sleeper").split("\n", 2)[2]
+    lock = threading.Lock()
+    current: dict[str, str] = {}
+
+    def renew(old: str | None) -> str | None:
+        with lock:
+            if current.get("id") == old:
+                try:
+                    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
+                        r = c.post("/jobs", json={"task_id": RELU, "source": sleeper + f"# {secrets.token_hex(4)}\n"})
+                    current["id"] = r.json()["jobs"][0]
+                except (httpx.HTTPError, KeyError, ValueError):
+                    time.sleep(0.5)
+            return current.get("id")
+
+    renew(None)
 
     def one(hang_up: bool) -> None:
         while phase.live():
+            job_id = current.get("id")
+            head = f"GET /jobs/{job_id}?wait=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n"
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                    s.sendall(head)
+                    s.sendall(head.encode())
                     if hang_up:
                         time.sleep(0.5)
                         continue
                     s.settimeout(max(0.1, phase.end - time.monotonic()))
-                    s.recv(100)
+                    reply = s.recv(65536)
+                if b'"state":"done"' in reply or b'"state":"failed"' in reply:
+                    renew(job_id)
             except OSError:
                 time.sleep(0.1)
 
@@ -207,21 +223,47 @@ def queue_flood(url: str, token: str, phase: Phase) -> None:
                 time.sleep(0.2)
 
 
+def hostile_main(url: str, tokens: dict[str, str], seconds: float, polls: int, slow: int) -> None:
+    phase = Phase(seconds)
+    port = int(url.rsplit(":", 1)[1])
+    threads = [threading.Thread(target=long_poller, args=(url, tokens["poller"], phase, polls), daemon=True),
+               threading.Thread(target=slow_headers, args=(port, phase, slow), daemon=True),
+               threading.Thread(target=cache_flood, args=(url, tokens["flooder"], phase), daemon=True),
+               threading.Thread(target=queue_flood, args=(url, tokens["queuer"], phase), daemon=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+
+
+def warm_up(url: str, token: str) -> None:
+    """The honest pool evaluated once before the phases: they measure the service, not first evaluations."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=300) as c:
+        ids = c.post("/jobs", json={"items": [{"task_id": RELU, "source": kernel(f"pool {i}")}
+                                              for i in range(4)]}).json()["jobs"]
+        for job_id in ids:
+            while c.get(f"/jobs/{job_id}", params={"wait": 30}).json()["state"] not in ("done", "failed"):
+                pass
+
+
 def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -> dict:
     phase = Phase(args.seconds)
     threads = [threading.Thread(target=honest, args=(url, tokens[f"honest{i}"], phase, i, args.new_every))
                for i in range(args.honest)]
-    if hostile:
-        port = int(url.rsplit(":", 1)[1])
-        threads += [threading.Thread(target=long_poller, args=(url, tokens["poller"], phase, args.polls)),
-                    threading.Thread(target=slow_headers, args=(port, phase, args.slow)),
-                    threading.Thread(target=cache_flood, args=(url, tokens["flooder"], phase)),
-                    threading.Thread(target=queue_flood, args=(url, tokens["queuer"], phase))]
+    attackers = None
+    if hostile:  # in their own process: their JSON encoding and threads do not slow the honest clients' clock
+        attackers = multiprocessing.get_context("spawn").Process(
+            target=hostile_main, args=(url, tokens, args.seconds, args.polls, args.slow), daemon=True)
+        attackers.start()
     for t in threads:
         t.daemon = True
         t.start()
     for t in threads:
         t.join(args.seconds + 60)
+    if attackers is not None:
+        attackers.join(60)
+        if attackers.is_alive():
+            attackers.kill()
     lat = sorted(phase.latencies)
     p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan")
     return {"phase": "with hostile" if hostile else "honest only", "honest_clients": args.honest,
@@ -247,6 +289,7 @@ def main() -> int:
         proc = start_server(Path(tmp), tokens, port)
         url = f"http://127.0.0.1:{port}"
         try:
+            warm_up(url, tokens["honest0"])
             for hostile in (False, True):
                 print(json.dumps(run_phase(url, tokens, args, hostile, proc.pid)), flush=True)
         finally:

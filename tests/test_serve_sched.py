@@ -1,5 +1,6 @@
 """The service's queue is fair across clients: a client with one job waits one round, not behind another's
-backlog (the old queue was first come, first served), and the caps hold per client and in all."""
+backlog (the old queue was first come, first served); a client whose jobs take long goes after one whose jobs
+are short; the caps hold per client and in all."""
 
 from __future__ import annotations
 
@@ -35,3 +36,17 @@ def test_caps_per_client_and_in_all_count_running_jobs_until_released():
     q.release("a", 10)
     q.check("c", 1, 1)
     q.check("a", 1, 10)
+
+
+def test_engine_time_not_job_count_decides_who_goes_next():
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100))
+    for i in range(3):
+        q.push("slow", f"s{i}", 10.0)
+        q.push("quick", f"q{i}", 10.0)
+    assert q.take(2) == ["s0", "q0"]
+    q.settle("slow", 10.0, 20.0)  # its candidate held the device for 20 s
+    q.settle("quick", 10.0, 1.0)
+    assert q.take(2) == ["q1", "q2"]
+    assert q.take(1) == ["s1"]
+    q.push("late", "l0", 10.0)  # a newcomer starts level with the least-used waiting client: no idle credit
+    assert q.used["late"] == q.used["slow"]

@@ -2,7 +2,7 @@
 
 A submission is answered from the service's cache when it holds the submission's exact key with at least
 the strength asked for (serve/cachekey.py). Otherwise it is queued in its client's queue (serve/sched.py:
-round robin across clients, capped per client and in all); a submission whose key and strength are already
+the client that used the least engine time goes next; capped per client and in all); a submission whose key and strength are already
 queued or running joins that one. One engine thread takes batches and runs them through the same Runner as
 ``mkb eval`` (``--ray`` included); the Runner is given a store it cannot read back from, so a queued job is
 always evaluated at the strength asked for, never answered by a weaker stored row.
@@ -175,6 +175,7 @@ class EvalService:
                                                     config.max_pending_total, config.max_compute_s_total))
         self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
+        self._last_finish = time.time()
         self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)
         self._stop = False
         self._requeue()
@@ -328,6 +329,7 @@ class EvalService:
                         return
                     batch = self.sched.take(self.config.batch_size)
                     now = time.time()
+                    self._last_finish = now
                     for job in batch:
                         for j in [job, *job.followers]:
                             j.state, j.started_at = JobState.RUNNING, now
@@ -389,6 +391,10 @@ class EvalService:
             payload = json.dumps(d, separators=(",", ":"))
         with self.lock:
             self.running -= 1
+            # The engine time this job took: since the batch's previous result (one lane's results come one
+            # after another), charged to its client for the fair queue's ordering.
+            self.sched.settle(job.client, job.compute_s, now - self._last_finish)
+            self._last_finish = now
             if self.leaders.get((job.key, job.strength)) is job:
                 del self.leaders[(job.key, job.strength)]
             group = [job, *job.followers]

@@ -1,9 +1,12 @@
 """Fair scheduling of queued jobs across clients, with per-client and global caps on pending work.
 
 First come, first served lets one client that queues a thousand candidates hold everyone else behind them
-for the length of its backlog. Here each client has its own queue and the engine takes one job from each
-client in turn (round robin), so a client with one job waits at most one round however long another's
-backlog is. Caps are checked before anything is queued: a client's pending jobs, a client's pending compute
+for the length of its backlog. Here each client has its own queue, and the engine takes next from the
+client that has used the least engine time (start-time fair queueing over measured seconds, not job
+counts: a client whose candidates each hold the device for 20 s does not get as much of it as one whose
+candidates take 1 s). A client that becomes active starts at the least usage of the clients waiting, so
+idle time is no credit to spend later and a past heavy user is not starved for ever. Ties go to the client
+that waited longest. Caps are checked before anything is queued: a client's pending jobs, a client's pending compute
 (the sum of its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the
 service's pending jobs and compute in all.
 
@@ -32,12 +35,14 @@ class OverLimit(Exception):
 
 
 class FairQueue(Generic[T]):
-    """Per-client FIFO queues taken round robin; pending counts cover queued and running jobs."""
+    """Per-client FIFO queues taken least-used first; pending counts cover queued and running jobs."""
 
     def __init__(self, caps: Caps) -> None:
         self.caps = caps
         self.queues: dict[str, collections.deque[tuple[T, float]]] = {}
-        self.turn: collections.deque[str] = collections.deque()  # clients with queued work, next first
+        self.used: dict[str, float] = {}  # engine seconds per client (comparable among active clients only)
+        self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
+        self._tick = 0
         self.jobs: collections.Counter[str] = collections.Counter()  # queued + running, per client
         self.compute: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.total_jobs = 0
@@ -67,9 +72,11 @@ class FairQueue(Generic[T]):
         self.charge(client, compute_s)
         queue = self.queues.get(client)
         if queue is None:
+            floor = min((self.used.get(c, 0.0) for c in self.queues), default=0.0)
+            self.used[client] = max(self.used.get(client, 0.0), floor)
+            self._tick += 1
+            self.since[client] = self._tick
             queue = self.queues[client] = collections.deque()
-        if not queue:
-            self.turn.append(client)
         queue.append((item, compute_s))
 
     def release(self, client: str, compute_s: float) -> None:
@@ -85,15 +92,21 @@ class FairQueue(Generic[T]):
     def take(self, n: int) -> list[T]:
         """Up to ``n`` queued items, one per client in turn (they stay charged until released)."""
         out: list[T] = []
-        while self.turn and len(out) < n:
-            client = self.turn.popleft()
+        while self.queues and len(out) < n:
+            client = min(self.queues, key=lambda c: (self.used.get(c, 0.0), self.since[c]))
             queue = self.queues[client]
-            out.append(queue.popleft()[0])
-            if queue:
-                self.turn.append(client)
-            else:
+            item, cost = queue.popleft()
+            out.append(item)
+            self.used[client] = self.used.get(client, 0.0) + cost  # provisional: corrected by account()
+            self._tick += 1
+            self.since[client] = self._tick
+            if not queue:
                 del self.queues[client]
         return out
+
+    def settle(self, client: str, estimate: float, seconds: float) -> None:
+        """Replace a taken job's provisional cost by the engine time it took."""
+        self.used[client] = max(0.0, self.used.get(client, 0.0) - estimate + max(0.0, seconds))
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.queues.values())
