@@ -126,6 +126,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="batches per level")
     ap.add_argument("--budget-s", type=float, default=1.0)
     ap.add_argument("--no-attacks", action="store_true")
+    ap.add_argument("--attacks", default="", help="comma-separated name substrings of the attacks to keep")
     ap.add_argument("--only", default="", help="comma-separated label substrings of the honest set to keep")
     ap.add_argument("--build-root", type=Path, default=Path(tempfile.gettempdir()) / "mkb-verdicts-under-load")
     ap.add_argument("--out", type=Path)
@@ -139,6 +140,8 @@ def main() -> int:
     if args.only:
         keep = args.only.split(",")
         honest = [c for c in honest if any(k in c.label for k in keep)]
+    if args.attacks:
+        attacks = [c for c in attacks if any(k in c.label for k in args.attacks.split(","))]
     if args.no_attacks:
         attacks = []
     args.build_root.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from multikernelbench.engine.host_load import HostLoad
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
-from multikernelbench.engine.timing_guard import CleanTiming, judge_clock
+from multikernelbench.engine.timing_guard import INCONCLUSIVE, CleanTiming, judge_clock, withhold_if_inconclusive
 from multikernelbench.records import Status
 from multikernelbench.timing.loop import Phase
 from multikernelbench.wire import Series
@@ -58,7 +58,7 @@ def test_balanced_renewal_is_seen_only_against_the_clean_worker():
     got = audit(log, series, CALLS, FNS, "candidate", "eager", CLEAN, AuditConfig())
     assert got.findings == got.load_sensitive and len(got.findings) == 2, got.findings
     assert all("than the input renewal takes in the clean worker" in f for f in got.findings)
-    assert 7.5 < got.over_clean_ms["candidate"] < 8.5 and got.load_margin and got.load_margin > 5
+    assert 7.5 < got.over_clean_ms["candidate"] < 8.5 and min(got.margins) > 5
 
 
 def test_the_candidates_own_spread_does_not_widen_the_bound():
@@ -86,7 +86,10 @@ def test_a_finding_load_can_produce_is_not_a_conviction_under_load():
     """The honest relu of the issue: the reference's renewals a little longer than the candidate's (here
     1.2 ms against a quiet bound of ~0.5), on a host 2.5x oversubscribed: flagged, not convicted."""
     out = _judge({"eager": 1.2}, BUSY)
-    assert [f for f in out.flags if f.startswith("clock audit inconclusive under load")], out.flags
+    assert [f for f in out.flags if f.startswith(INCONCLUSIVE)], out.flags
+    out.speedup, out.speedup_low, out.speedup_high = 3.0, 2.5, 3.5
+    withhold_if_inconclusive(out)  # neither the honest nor an attacker hiding behind load earns a speedup
+    assert out.speedup is None and out.speedup_low is None and out.speedup_high is None
 
 
 def test_the_same_finding_on_a_quiet_host_convicts():
@@ -99,6 +102,15 @@ def test_hidden_work_beyond_what_load_can_stretch_convicts_under_load():
     with pytest.raises(Verdict) as got:
         _judge({"candidate": 8.0}, BUSY)
     assert got.value.status == Status.CHEAT_DETECTED and "outside the timed call" in got.value.message
+
+
+def test_one_finding_beyond_the_load_factor_convicts_beside_weaker_ones():
+    """renew_random_pauses on a host 4x oversubscribed: its round difference is far beyond 4x the quiet bound,
+    the reference's padded-looking renewal only a little; the strong finding convicts, named alone."""
+    with pytest.raises(Verdict) as got:
+        _judge({"candidate": 40.0, "eager": 1.5}, HostLoad(2, 12, 11.0, 100.0, 0.0))
+    assert "work outside the timed call" in got.value.message and "beyond what a host" in got.value.message
+    assert "around eager's samples" not in got.value.message
 
 
 def test_load_factor_and_its_cap():

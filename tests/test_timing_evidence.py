@@ -9,15 +9,26 @@ the CPU backend with real C++ extensions.
 * **slowed reference** (record_function_slowed_reference.py): a callback that busy-waits after the reference's
   op in the candidate's worker. At 843e731 its speedup was taken against that reference; now it is always the
   clean worker's, so the speedup is the honest twin's (same kernel) within noise, or the hook is named.
+* **balanced renewal in Python** (renew_profile_balanced.py): the same through a profile function, which no
+  worker-side check sees: only the clean worker's renewal calibration convicts it (``correct`` with the audit of
+  843e731).
 * **random pauses** (tests/data/timing_attacks/renew_random_pauses.py, the open hole of 2026-12-03): hidden work
   plus random pauses that widened the audit's noise estimate. The noise now comes from the reference's intervals
   and the clean worker, never from the candidate's own spread: convicted.
 
 The honest twin runs in the same batch and must stay ``correct`` with no clock flag.
+
+* **honest beside load**: the shipped relu and its twin that allocates its output in Python (the shape the
+  issue saw convicted at load ~5 on 2 cores), beside busy loops pinned to every core, twice over: never
+  ``cheat_detected`` (a finding load can produce is re-timed at a quieter moment, and under oversubscription
+  convicts only beyond the load's factor). Many more evaluations: benchmarks/verdicts_under_load/.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +37,7 @@ from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.runner import evaluate_candidates
+from multikernelbench.engine.timing_guard import INCONCLUSIVE
 from multikernelbench.records import EvalResult, Status
 
 pytestmark = [pytest.mark.timing, pytest.mark.slow]
@@ -36,9 +48,9 @@ TWIN = REPO / "tests" / "data" / "honest_twins" / "matmul.square.py"
 TASK = "matmul.square"
 
 
-def _config(build_root: Path, custom_kernel: bool) -> EngineConfig:
+def _config(build_root: Path, custom_kernel: bool, run_timeout_s: float = 120.0) -> EngineConfig:
     return EngineConfig(backend="cpu", build_root=build_root, allow_code_execution=True, seed=4040,
-                        compile_timeout_s=600.0, run_timeout_s=120.0, compile_workers=2,
+                        compile_timeout_s=600.0, run_timeout_s=run_timeout_s, compile_workers=2,
                         anticheat=AntiCheatConfig(require_custom_kernel=custom_kernel, quiet_wait_s=5.0),
                         timing=TimingConfig(min_runs=8, max_runs=30, budget_s=1.0, warmup=1, target_rse=0.0))
 
@@ -53,11 +65,24 @@ def results(suite, build_root) -> dict[str, EvalResult]:
     task = suite[TASK]
     out = _run(task, {"twin": TWIN, "balanced": ATTACKS / "record_function_balanced_renewal.py",
                       "slowed": ATTACKS / "record_function_slowed_reference.py"}, _config(build_root, True))
-    out.update(_run(task, {"pauses": ATTACKS / "renew_random_pauses.py"}, _config(build_root, False)))
+    # Its pauses reach 150x its hidden work: on a loaded 2-core host one timing can take minutes.
+    out.update(_run(task, {"pauses": ATTACKS / "renew_random_pauses.py",
+                           "balanced_py": ATTACKS / "renew_profile_balanced.py"}, _config(build_root, False, 600.0)))
     for name, r in out.items():
         print(f"  {name}: {r.status.value} speedup {r.speedup} clean {r.speedup_clean} outside "
               f"{r.outside_clock_ms} load {r.host_load} :: {r.message[:300]} FLAGS {r.flags}")
     return out
+
+
+def _caught(name: str, r: EvalResult) -> None:
+    """Convicted with the evidence named; or, on a host so oversubscribed that even this finding is within what
+    load can stretch, flagged inconclusive with no speedup: the attack earns nothing either way."""
+    assert not r.message.startswith("static check"), f"the attack never ran: {r.message}"
+    if r.status == Status.CORRECT and any(f.startswith(INCONCLUSIVE) for f in r.flags):
+        assert r.speedup is None and r.host_load and r.host_load["timing"]["factor"] > 1.0, (r.speedup, r.host_load)
+        return
+    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
+    assert _reason_in(name, r.message), r.message
 
 
 def _reason_in(name: str, message: str) -> bool:
@@ -74,10 +99,12 @@ def test_honest_twin_stays_correct_with_its_load_recorded(results):
 
 
 def test_balanced_renewal_is_caught(results):
-    r = results["balanced"]
-    assert not r.message.startswith("static check"), r.message
-    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
-    assert _reason_in("record_function_balanced_renewal", r.message), r.message
+    _caught("record_function_balanced_renewal", results["balanced"])
+
+
+def test_balanced_renewal_in_python_is_caught_by_the_clock(results):
+    """The same balance through a profile function: no hook for the worker to see, only the clean calibration."""
+    _caught("renew_profile_balanced", results["balanced_py"])
 
 
 def test_slowed_reference_earns_nothing(results):
@@ -94,7 +121,35 @@ def test_slowed_reference_earns_nothing(results):
 
 
 def test_random_pauses_in_the_renewal_are_caught(results):
-    r = results["pauses"]
-    assert not r.message.startswith("static check"), r.message
-    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
-    assert _reason_in("renew_random_pauses", r.message), r.message
+    _caught("renew_random_pauses", results["pauses"])
+
+
+def _burners(per_core: int) -> list[subprocess.Popen]:
+    """Busy loops pinned round-robin to this process's cores: deterministic CPU load, ended by the test."""
+    cores = sorted(os.sched_getaffinity(0))
+    procs = []
+    for i in range(per_core * len(cores)):
+        core = cores[i % len(cores)]
+        procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                      preexec_fn=lambda c=core: os.sched_setaffinity(0, {c})))
+    return procs
+
+
+def test_honest_relu_beside_pinned_burners_is_not_convicted(suite, build_root):
+    relu = suite["activation.relu"]
+    paths = {"shipped": REPO / "solutions" / "cpu" / "activation.relu.py",
+             "twin": REPO / "tests" / "data" / "honest_twins" / "activation.relu.py"}
+    cands = [Candidate(task_id=relu.id, source=p.read_text(), label=name) for name, p in paths.items()]
+    cfg = _config(build_root, True)
+    procs = _burners(2)
+    try:
+        got = dict(zip(paths, evaluate_candidates([relu], cands, cfg)))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    for name, r in got.items():
+        print(f"  relu {name}: {r.status.value} speedup {r.speedup} load {r.host_load} :: {r.message[:300]} "
+              f"FLAGS {r.flags}")
+        assert r.status != Status.CHEAT_DETECTED, f"{name}: {r.message}"
+        assert r.host_load and r.host_load["timing"], r.host_load

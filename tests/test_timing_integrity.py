@@ -91,7 +91,8 @@ def test_a_finding_of_one_timing_only_is_not_a_conviction(results):
     r = results["noise"]
     assert r.status == Status.CORRECT, r.message
     first = [f for f in r.flags if f.startswith("clock audit: the first timing showed")]
-    assert first and "work outside the timed call" in first[0], r.flags
+    assert first and ("work outside the timed call" in first[0]
+                      or "than the input renewal takes in the clean worker" in first[0]), r.flags
     assert r.outside_clock_ms is not None and r.outside_clock_ms < 20.0, r.outside_clock_ms
     assert "confirmed" in results["renew_profile_hook"].message, results["renew_profile_hook"].message
 

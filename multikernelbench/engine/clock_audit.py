@@ -42,10 +42,12 @@ renewal cost calibrated in the clean worker (same shapes, same generator, no can
 takes longer than the clean one by more than ``max(floor, rel * claimed, clean_slack * clean renewal)`` is a
 finding ("than the input renewal takes in the clean worker"), load-sensitive like the round differences.
 
-The noise of the round differences is the larger of the clean worker's and the spread of the *reference's*
-intervals in the candidate's worker (times sqrt 2, a difference of two): no longer the spread of the differences
-themselves, which the candidate made (tests/data/timing_attacks/renew_random_pauses.py widened it with random
-pauses after its hidden work until its median hid under the bound).
+The noise of the round differences is the larger of the clean worker's and the spread of the differences
+between the *reference's* consecutive intervals in the candidate's worker (a difference of two intervals a
+round apart, like the candidate-minus-reference one, so slow drift of the host's load cancels in it as well):
+no longer the spread of the candidate-minus-reference differences, which the candidate made
+(tests/data/timing_attacks/renew_random_pauses.py widened it with random pauses after its hidden work until its
+median hid under the bound).
 
 Confirmation: a burst of load that lasts several rounds can still lengthen most of one timing's candidate
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
@@ -180,10 +182,11 @@ class Audit:
     load_sensitive: list[str] = field(default_factory=list)
     intervals: list[Interval] = field(default_factory=list)
     outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
-    #: The smallest ratio, over the load-sensitive findings, of the excess to the bound it would have had on a
+    #: Per load-sensitive finding (same order), the ratio of its excess to the bound it would have had on a
     #: quiet host (no noise term): a host ``f`` times oversubscribed can stretch an honest systematic
-    #: difference about ``f`` times, so under load only a margin above ``f`` convicts (engine/timing_guard.py).
-    load_margin: float | None = None
+    #: difference about ``f`` times, so under load only a finding with a margin above ``f`` convicts
+    #: (engine/timing_guard.py).
+    margins: list[float] = field(default_factory=list)
     #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
     over_clean_ms: dict[str, float] = field(default_factory=dict)
 
@@ -280,7 +283,8 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         return result
     ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
     cand_sample_ms = statistics.median(r[candidate].claimed_ms for r in paired)
-    noise = max(robust_sigma([r[reference].unexplained_ms for r in paired]) * 2 ** 0.5, clean_noise)
+    ref_ms = [r[reference].unexplained_ms for r in paired]
+    noise = max(robust_sigma([b - a for a, b in zip(ref_ms, ref_ms[1:])]), clean_noise)
     quiet = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.within_slack * ref_per_call * k_cand)
     threshold = max(quiet, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs
@@ -289,7 +293,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     how = (f"median of {len(paired)} rounds, bound {threshold + allowance:.3f} ms; the candidate claims "
            f"{cand_sample_ms / k_cand:.3f} ms per call")
     if diff > threshold + allowance or diff < -threshold:
-        result.load_margin = abs(diff) / (quiet + (allowance if diff > 0 else 0.0))
+        result.margins.append(abs(diff) / (quiet + (allowance if diff > 0 else 0.0)))
     if diff > threshold + allowance:
         result.load_sensitive.append(
             f"~{diff / k_cand:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
@@ -322,8 +326,7 @@ def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: Clean
         noise = cfg.sigmas * clean.noise_ms / k / max(1, clean.samples) ** 0.5
         bound = max(quiet, noise) + allowance
         if over > bound:
-            margin = over / (quiet + allowance)
-            result.load_margin = margin if result.load_margin is None else min(result.load_margin, margin)
+            result.margins.append(over / (quiet + allowance))
             result.load_sensitive.append(
                 f"~{over:.3f} ms per call more unexplained time around {fn}'s samples than the input renewal "
                 f"takes in the clean worker ({base:.3f} ms per call there, lower quartile of {clean.samples} "

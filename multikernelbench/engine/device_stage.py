@@ -31,7 +31,8 @@ from multikernelbench.engine.raw_outputs import rebuild_check
 from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
-from multikernelbench.engine.timing_guard import ClockRetry, CleanTiming, apply_clean_reference, judge_clock
+from multikernelbench.engine.timing_guard import (ClockRetry, CleanTiming, apply_clean_reference, judge_clock,
+                                                  withhold_if_inconclusive)
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.wire import CheckPayload, Evidence, Series
@@ -364,6 +365,7 @@ class CandidateEvaluation(BaselineSteps):
         ref_series, paired = apply_clean_reference(out, clean, cfg.anticheat, reply.series)
         attach_interval(out, ref_series, reply.series.get(Series.CANDIDATE, []), paired=paired,
                         drift_bound=cfg.timing.drift_bound)
+        withhold_if_inconclusive(out)
         out.roofline_fraction = self._roofline(on_cpu, cand.median_ms)
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")

@@ -47,6 +47,18 @@ class CleanTiming:
         return cls(None, None, why)
 
 
+#: How a result whose clock findings load alone could produce is flagged (not convicted, no speedup).
+INCONCLUSIVE = "clock audit inconclusive under load (not a conviction)"
+
+
+def withhold_if_inconclusive(result: DeviceOutcome) -> None:
+    """A timing the clock audit could not clear because of host load earns no speedup: neither an honest
+    candidate's (re-run it on a quieter host) nor an attacker's that raised the load to hide behind it."""
+    if any(f.startswith(INCONCLUSIVE) for f in result.flags):
+        result.speedup = result.speedup_clean = result.speedup_compile = None
+        result.speedup_low = result.speedup_high = None
+
+
 class ClockRetry(Exception):
     """The first timing's audit found only what a burst of host load can also produce: time the candidate again
     in a fresh worker, whose audit confirms or clears it (engine/clock_audit.py, "Confirmation")."""
@@ -73,14 +85,17 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
         return
     if not confirming and found.findings == found.load_sensitive:
         raise ClockRetry("; ".join(found.findings))
-    if load is not None and load.oversubscribed and found.findings == found.load_sensitive \
-            and (found.load_margin or 0.0) <= load.factor:
-        result.flags.append(
-            f"clock audit inconclusive under load (not a conviction): {'; '.join(found.findings)}; the host "
-            f"had {load.label()} (factor {load.factor:.2f}), which can stretch an honest difference that far "
-            f"(excess {found.load_margin or 0.0:.2f}x the quiet bound)")
-        return
-    message = "; ".join(found.findings)
+    findings = found.findings
+    if load is not None and load.oversubscribed and findings == found.load_sensitive:
+        beyond = [f for f, m in zip(findings, found.margins) if m > load.factor]
+        if not beyond:
+            result.flags.append(
+                f"{INCONCLUSIVE}: {'; '.join(findings)}; the host had {load.label()} (factor {load.factor:.2f}), "
+                f"which can stretch an honest difference that far (largest excess "
+                f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported")
+            return
+        findings = [f + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)" for f in beyond]
+    message = "; ".join(findings)
     if confirming:
         message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"
     raise Verdict(Status.CHEAT_DETECTED, message)

