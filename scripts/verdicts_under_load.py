@@ -102,7 +102,7 @@ def candidates():
     return honest, attacks
 
 
-def evaluate(cands, build_root: Path, seed: int, budget_s: float, custom_kernel: bool):
+def evaluate(cands, build_root: Path, seed: int, budget_s: float, custom_kernel: bool, on_result=None):
     from multikernelbench.anticheat.config import AntiCheatConfig
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates
@@ -116,7 +116,7 @@ def evaluate(cands, build_root: Path, seed: int, budget_s: float, custom_kernel:
                        compile_timeout_s=900.0, run_timeout_s=180.0, compile_workers=2,
                        anticheat=AntiCheatConfig(require_custom_kernel=custom_kernel),
                        timing=TimingConfig(budget_s=budget_s))
-    return list(zip(cands, evaluate_candidates(tasks, cands, cfg)))
+    return list(zip(cands, evaluate_candidates(tasks, cands, cfg, on_result=on_result)))
 
 
 def main() -> int:
@@ -157,21 +157,15 @@ def main() -> int:
                 seed += 1
                 procs = start_load(kind, n, cores)
                 t0 = time.time()
-                try:
-                    time.sleep(2.0 if n else 0.0)  # let the load reach the run queue
-                    natives = [c for c in attacks if "load_inline" in c.source]
-                    got = evaluate(honest + natives, args.build_root, seed, args.budget_s, True)
-                    got += evaluate([c for c in attacks if c not in natives], args.build_root, seed,
-                                    args.budget_s, False)
-                finally:
-                    stop_load(procs)
                 row = table[level]
-                for c, r in got:
+
+                def record(r, c, level=level, row=row, t0=t0) -> None:
                     is_attack = c.label.startswith("attack:")
                     inconclusive = any(f.startswith("clock audit inconclusive under load") for f in r.flags)
                     if is_attack:
                         row["attacks"] += 1
                         row["attacks caught"] += r.status == Status.CHEAT_DETECTED
+                        row["attacks inconclusive, no speedup"] += inconclusive and r.speedup is None
                     else:
                         row["honest"] += 1
                         row["convicted"] += r.status == Status.CHEAT_DETECTED
@@ -185,6 +179,16 @@ def main() -> int:
                         out.flush()
                     if not is_attack and r.status != Status.CORRECT:
                         print(f"  [{level}] {c.label}: {r.status.value}: {r.message[:300]}", flush=True)
+                    print(f"  [{level}] {c.label}: {r.status.value} ({time.time() - t0:.0f} s)", flush=True)
+
+                try:
+                    time.sleep(2.0 if n else 0.0)  # let the load reach the run queue
+                    natives = [c for c in attacks if "load_inline" in c.source]
+                    evaluate(honest + natives, args.build_root, seed, args.budget_s, True, record)
+                    evaluate([c for c in attacks if c not in natives], args.build_root, seed, args.budget_s,
+                             False, record)
+                finally:
+                    stop_load(procs)
                 print(f"{level}: batch done in {time.time() - t0:.0f} s: {dict(row)}", flush=True)
     finally:
         if out:
