@@ -58,11 +58,11 @@ def proc_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def start_server(tmp: Path, tokens: dict[str, str], port: int) -> subprocess.Popen:
+def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int) -> subprocess.Popen:
     (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
-           "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", "8",
+           "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", str(batch_size),
            "--max-connections", "256", "--header-timeout", "5"]
     env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
@@ -281,12 +281,13 @@ def main() -> int:
     ap.add_argument("--new-every", type=int, default=10, help="every k-th honest submission is a new kernel")
     ap.add_argument("--polls", type=int, default=60, help="hostile concurrent long-polls")
     ap.add_argument("--slow", type=int, default=150, help="hostile slow-header connections")
+    ap.add_argument("--batch-size", type=int, default=8, help="the service's --batch-size")
     args = ap.parse_args()
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
     tokens = {n: secrets.token_hex(16) for n in names}
     with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
         port = free_port()
-        proc = start_server(Path(tmp), tokens, port)
+        proc = start_server(Path(tmp), tokens, port, args.batch_size)
         url = f"http://127.0.0.1:{port}"
         try:
             warm_up(url, tokens["honest0"])
