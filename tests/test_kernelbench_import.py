@@ -90,7 +90,7 @@ CPP_RELU = HEAD + textwrap.dedent('''
         for (int64_t i = 0; i < xc.numel(); ++i) { float v = in[i] + 0.25f; o[i] = v > 0.f ? v : 0.f; }
         return out;
     }
-    """, functions=["relu_offset"], extra_cflags=["-O2"], verbose=False)
+    """, functions=["relu_offset"], verbose=False)
 
 
     class ModelNew(nn.Module):
@@ -105,8 +105,14 @@ CPP_RELU_IN_INIT = CPP_RELU.replace("_ext = load_inline(", "def _build():\n    r
     "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.ext = _build()\n\n"
     "    def forward(self, x):\n        return self.ext.relu_offset(x)")
 
+#: The same kernel built at the first forward: refused (a process inside the timed call), with the advice.
+CPP_RELU_IN_FORWARD = CPP_RELU.replace("_ext = load_inline(", "def _build():\n    return load_inline(").replace(
+    'name="byo_relu_offset"', 'name="byo_relu_offset_fwd"').replace(
+    "return _ext.relu_offset(x)", "return _build().relu_offset(x)")
+
 #: label -> (task, source, status under mkb, status under kernelbench)
 CASES = {
+    "cpp_relu_built_in_forward": (RELU, CPP_RELU_IN_FORWARD, Status.RUNTIME_ERROR, Status.RUNTIME_ERROR),
     "cpp_relu": (RELU, CPP_RELU, Status.CORRECT, Status.CORRECT),
     "cpp_relu_built_in_init": (RELU, CPP_RELU_IN_INIT, Status.CORRECT, Status.CORRECT),
     "torch_relu": (RELU, HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n"
@@ -156,9 +162,10 @@ def test_candidates_under_both_policies(imported, engine_config, tmp_path, polic
     with ResultStore(tmp_path / "r.sqlite") as store:
         results = evaluate_candidates([tasks[c.task_id] for c in cands], cands, cfg, store=store)
         got = {c.label: r for c, r in zip(cands, results)}
-        wrong = {label: (got[label].status, got[label].message[:200]) for label, (_, _, want_mkb, want_kb)
+        wrong = {label: (got[label].status, got[label].message[:600]) for label, (_, _, want_mkb, want_kb)
                  in CASES.items() if got[label].status is not (want_mkb if policy == "mkb" else want_kb)}
         assert not wrong
+        assert "ModelNew.__init__" in got["cpp_relu_built_in_forward"].message  # says how to write it
         for label in CASES:
             assert got[label].policy == policy
             assert store.get(got[label].task_id, got[label].task_hash, "cpu", got[label].hardware,
@@ -198,3 +205,10 @@ def test_old_store_migrates_and_policies_stay_apart(tmp_path):
     assert pairs == 1 and [(d.task_id, d.mkb, d.kernelbench) for d in diffs] == \
         [("a.b", "cheat_detected", "correct")]
     assert "aten::relu" in diffs[0].why
+
+
+def test_kernelbench_task_set_names_a_missing_folder(tmp_path):
+    from multikernelbench.tasks.heldout.sets import TaskSetError, load_task_set
+
+    with pytest.raises(TaskSetError, match="no such KernelBench-format folder"):
+        load_task_set(f"kernelbench:{tmp_path / 'absent'}")

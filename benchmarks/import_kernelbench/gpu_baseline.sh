@@ -8,7 +8,7 @@ set -euo pipefail
 OUT=${OUT:-/tmp/mkb_ref_out}
 BUDGET_S=${BUDGET_S:-390}
 mkdir -p "$OUT"
-mkb baseline --backend cuda --tasks .carry/mkb_ref_tasks --no-compile --budget-s "$BUDGET_S" \
+python -m multikernelbench.cli.main baseline --backend cuda --tasks .carry/mkb_ref_tasks --no-compile --budget-s "$BUDGET_S" \
     --timing-budget-s 0.3 --max-runs 30 --lanes-per-gpu 2 --out "$OUT/mkb_ref_eager_h200.jsonl" \
     2>&1 | tail -n 400 > "$OUT/baseline.log"
 python benchmarks/import_kernelbench/compare_categories.py "$OUT/mkb_ref_eager_h200.jsonl" | tee "$OUT/compare.md"

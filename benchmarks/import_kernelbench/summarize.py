@@ -38,8 +38,9 @@ def from_log(path: Path) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    rows = [r for d in argv for r in (from_log(Path(d)) if Path(d).is_file() else
-                                      json.loads((Path(d) / "import_table.json").read_text()))]
+    by_id = {r["task_id"]: r for d in argv for r in (from_log(Path(d)) if Path(d).is_file() else
+                                                     json.loads((Path(d) / "import_table.json").read_text()))}
+    rows = list(by_id.values())  # a later table or log (a retry) replaces an earlier row of the same task
     per: dict[str, Counter] = defaultdict(Counter)
     reasons: Counter = Counter()
     for r in rows:

@@ -23,8 +23,8 @@ _PROCESS = re.compile(r"^process creation \((?:subprocess\.Popen|os\.posix_spawn
 ADVICE_WRITE = ("the harness lets a candidate write only inside the build folder it is given (its working "
                 "directory, where torch's extension folder points): call load_inline without build_directory "
                 "and make no folders of your own")
-ADVICE_PROCESS = ("no process may start while forward runs (it would be timed): build the extension when the "
-                  "module is imported (load_inline at module level), not at the first forward")
+ADVICE_PROCESS = ("no process may start while forward runs (it would be timed): build the extension at import "
+                  "(load_inline at module level) or in ModelNew.__init__ (built in the build stage), not in forward")
 
 
 #: Where an author puts a build folder of its own. A write anywhere else (the dataset cache, another build,

@@ -128,7 +128,11 @@ class BuildStage:
                 limits = dataclasses.replace(limits, nice=max(nice, limits.nice))
             session = WorkerSession("compile", self.backend.worker_env(build_dir), limits, setup, zygote=self.zygote,
                                     anticheat=ac, trace=None, who=who)
-            reply, _ = session.call(Compile(cand.source), timeout=self.config.compile_timeout_s, what="compiling",
+            from multikernelbench.engine.init_build import init_args_for
+
+            init_args = None if self.config.reference_only else init_args_for(task, cand.source)
+            reply, _ = session.call(Compile(cand.source, init_args), timeout=self.config.compile_timeout_s,
+                                    what="compiling",
                                     expect=Compiled)
             if not reply.ok:
                 outcome = BuildOutcome(False, Status.COMPILE_ERROR, message=reply.message)

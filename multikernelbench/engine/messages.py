@@ -93,6 +93,9 @@ class Setup(Message):
 @dataclass(frozen=True)
 class Compile(Message):
     source: str
+    #: The task's init inputs (engine/init_build.py): after compiling, construct ModelNew once with them so a
+    #: build in ``__init__`` runs in the build stage; None: construct nothing.
+    init_args: tuple | None = None
 
 
 @dataclass(frozen=True)

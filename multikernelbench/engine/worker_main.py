@@ -216,7 +216,14 @@ class WorkerState:
     def on_compile(self, msg: Compile, _payload: Any) -> tuple[Message, Any]:
         self._arm()
         outcome = self.backend.compile(msg.source, self.build_dir)
-        return Compiled(ok=outcome.ok, message=outcome.message, seconds=outcome.seconds, details=outcome.details,
+        details = dict(outcome.details)
+        if outcome.ok and msg.init_args is not None:  # a load_inline in __init__ builds now (engine/init_build.py)
+            from multikernelbench.engine.init_build import construct_once
+
+            module = sys.modules.get("candidate")  # the module compile just executed (Backend.load)
+            if module is not None:
+                details["init_construct"] = construct_once(module, tuple(msg.init_args)) or "ok"
+        return Compiled(ok=outcome.ok, message=outcome.message, seconds=outcome.seconds, details=details,
                         evidence=self.evidence()), None
 
     def on_load(self, msg: Load, _payload: Any) -> tuple[Message, Any]:

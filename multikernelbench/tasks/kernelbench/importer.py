@@ -111,6 +111,11 @@ class _Child:
         self.proc = subprocess.Popen([sys.executable, "-m", "multikernelbench.tasks.kernelbench.probe"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env)
+        assert self.proc.stdout
+        # Starting (importing torch) is not the problem's time: wait for "ready" before any clock starts.
+        ready, _, _ = select.select([self.proc.stdout], [], [], 600)
+        if not ready or self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the probe process did not start")
 
     def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
         assert self.proc.stdin and self.proc.stdout
