@@ -73,10 +73,13 @@ def _interrupt(proc: subprocess.Popen, ready, what: str, timeout: float = 900) -
     """Wait for ``ready()``, send SIGINT to the command alone (not its group: the engine must reach its children
     itself), and return (seconds to exit, stdout, stderr, the sessions its processes had)."""
     deadline = time.time() + timeout
-    while time.time() < deadline and not ready():
-        assert proc.poll() is None, f"ended before {what}: {proc.communicate()}"
-        time.sleep(0.05)
-    assert ready(), f"never reached {what}"
+    reached = False  # checked once per round: a compiler seen may be gone by a second look
+    while not reached and time.time() < deadline:
+        reached = ready()
+        if not reached:
+            assert proc.poll() is None, f"ended before {what}: {proc.communicate()}"
+            time.sleep(0.05)
+    assert reached, f"never reached {what}"
     sids = _sessions([proc.pid, *descendants(proc.pid)])
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
