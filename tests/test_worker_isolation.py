@@ -140,7 +140,8 @@ def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
             cand = Candidate(task_id=RELU, label=f"leak-{zygote}",
                              source=CANDIDATE.format(paths=paths) + f"\n# zygote={zygote}\n")
             store = ResultStore(store_path)
-            (r,) = evaluate_candidates([suite[RELU]], [cand], _config(build_root, zygote=zygote), store=store)
+            (r,) = evaluate_candidates([suite[RELU]], [cand], _config(build_root, zygote=zygote, drop_root=True),
+                                       store=store)
             out[zygote] = r
     finally:
         os.chdir(old_cwd)
@@ -165,7 +166,8 @@ def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zyg
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: nothing to drop")
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
 def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, zygote):
-    """As root (here and on the H200) the worker drops to ``EngineConfig.worker_uid`` before candidate code, so
+    """With ``drop_root`` (off by default for now), a root harness (here and on the H200) runs its workers as
+    ``EngineConfig.worker_uid`` before candidate code, so
     ``/etc/shadow`` (inside the read scope: /etc) is refused by its file mode, and ``RLIMIT_NPROC`` binds. On the
     code before (2bfa3e1) the candidate ran as uid 0 and read /etc/shadow."""
     from multikernelbench.engine.config import EngineConfig
@@ -175,7 +177,7 @@ def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolatio
     line = next(t for t in r.stdout.splitlines() if t.startswith("UID "))
     shadow = _reads(r.stdout)["shadow"]
     assert not line.startswith("UID 0 ") and shadow.startswith("blocked"), (line, "shadow: " + shadow)
-    cfg = EngineConfig()
+    cfg = EngineConfig(drop_root=True)
     assert line == f"UID {cfg.worker_uid} {cfg.worker_uid} NPROC {cfg.worker_max_processes}", line
 
 
