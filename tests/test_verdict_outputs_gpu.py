@@ -18,7 +18,7 @@ import torch
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
-from multikernelbench.engine.raw_outputs import CUDA_RAW_LIMIT, read_raw, rebuild, too_big_for_raw
+from multikernelbench.engine.raw_outputs import RAW_LIMIT, needs_positions, read_raw, rebuild
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.records import Status
 
@@ -46,8 +46,8 @@ def test_cuda_raw_read_runs_no_aten_op():
         raw = read_raw(t, 0)
     assert [e.name for e in prof.events() if e.name.startswith("aten::")] == []
     assert torch.equal(rebuild(raw, 0), t.cpu())
-    assert not too_big_for_raw(t)
-    assert too_big_for_raw(torch.empty(CUDA_RAW_LIMIT // 4 + 1, device="cuda"))
+    assert not needs_positions(t)
+    assert needs_positions(torch.empty(RAW_LIMIT // 4 + 1, device="cuda"))
 
 
 @pytest.fixture(scope="module")

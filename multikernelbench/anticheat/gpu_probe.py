@@ -33,7 +33,17 @@ class ProfilerKernelProbe:
     def __exit__(self, *exc) -> None:
         import torch
 
-        torch.cuda.synchronize()  # all streams: work queued on a side stream still shows up here
+        try:
+            torch.cuda.synchronize()  # all streams: work queued on a side stream still shows up here
+        except BaseException:
+            # A sticky device error (an illegal address) raises here: the profiler must still be stopped, or its
+            # thread-local RecordFunction callbacks stay registered and the native-hook check (anticheat/
+            # native_hooks.py) takes them for the candidate's (seen on the H200: a runtime_error judged a cheat).
+            try:
+                self.prof.__exit__(*exc)
+            except Exception:
+                pass  # the device error above is the one to report
+            raise
         self.prof.__exit__(*exc)
 
     def kernel_names(self) -> list[str]:
