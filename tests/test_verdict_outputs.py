@@ -142,3 +142,26 @@ def test_honest_extensions_stay_correct(results, name):
     """No native hook is seen in an honest extension; a strided output is read through its strides."""
     r = results[name]
     assert r.status == Status.CORRECT, f"{r.status.value}: {r.message}"
+
+
+def test_sampled_values_of_a_strided_output_are_read_in_place():
+    """The positions of a transposed output are gathered through its strides, never by copying it whole (the
+    copy was counted as the candidate's time outside the clock: an honest transposed output convicted on the
+    H200); the values are the ones of the contiguous layout, position for position."""
+    import numpy as np
+
+    from multikernelbench.engine.raw_outputs import secret_positions, values_at
+
+    base = torch.randn(700, 300)
+    t = base.t()
+    assert not t.is_contiguous()
+    pos = secret_positions(1234, 64, 4)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        got = values_at(t, pos, limit=16)
+    copies = [e.name for e in prof.events() if e.name in ("aten::clone", "aten::copy_", "aten::contiguous")]
+    assert copies == [], f"the whole output was copied to read {len(pos)} values: {copies}"
+    want = t.contiguous().reshape(-1)[torch.from_numpy(np.mod(pos, t.numel()))]
+    assert torch.equal(got, want)
+    sliced = base[::2, 5:]  # a gap between rows and a storage offset
+    assert torch.equal(values_at(sliced, pos, limit=16),
+                       sliced.contiguous().reshape(-1)[torch.from_numpy(np.mod(pos, sliced.numel()))])

@@ -187,10 +187,19 @@ def secret_positions(seed: int, count: int, edge: int) -> np.ndarray:
 
 def values_at(t: torch.Tensor, positions: np.ndarray, limit: int) -> torch.Tensor:
     """Trusted side: ``t``'s flat values at ``positions`` mod numel (all of them, flat, when ``numel <= limit``)."""
+    if t.numel() <= limit:
+        return t.reshape(-1).clone()
+    where = np.mod(positions, t.numel())
+    if not t.is_contiguous():
+        # Element offsets from the strides, gathered from a 1-D view of the span: ``reshape(-1)`` of a strided
+        # output copies all of it, which the clock audit then counted as the candidate's time outside the clock
+        # (an honest transposed CUDA output was convicted on the H200: ~4.3 ms per call).
+        offsets = np.zeros_like(where)
+        for idx, st in zip(np.unravel_index(where, tuple(t.shape)), t.stride()):
+            offsets += idx * st
+        extent = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+        return t.as_strided((extent,), (1,))[torch.from_numpy(offsets).to(t.device)].cpu()
     flat = t.reshape(-1)
-    if flat.numel() <= limit:
-        return flat.clone()
-    where = np.mod(positions, flat.numel())
     if flat.device.type == "cpu" and flat.dtype != torch.bfloat16:
         # numpy's gather: torch's parallel index waited ~65 ms for a core on the loaded 2-core host (bench)
         return torch.from_numpy(flat.detach().numpy()[where])
