@@ -22,19 +22,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from multikernelbench.util.procs import kill_session
+from multikernelbench.util.procs import kill_session, parent_and_session
 
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command ended by Ctrl-C
-
-
-def _stat(pid: int | str) -> tuple[int, int] | None:
-    """(parent pid, session id) of ``pid`` from /proc, or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return int(fields[1]), int(fields[3])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def descendants(root: int) -> list[int]:
@@ -46,7 +36,7 @@ def descendants(root: int) -> list[int]:
         return []
     for entry in entries:
         if entry.isdigit():
-            st = _stat(entry)
+            st = parent_and_session(entry)
             if st is not None:
                 parents.setdefault(st[0], []).append(int(entry))
     out: list[int] = []
@@ -62,11 +52,11 @@ def kill_tree(root: int | None = None) -> int:
     """SIGKILL every process below ``root`` (this process by default) and every member of their sessions other
     than ``root``'s own; returns how many processes were found."""
     root = os.getpid() if root is None else root
-    own = _stat(root)
+    own = parent_and_session(root)
     found = descendants(root)
     sessions = set()
     for pid in found:
-        st = _stat(pid)
+        st = parent_and_session(pid)
         if st is not None:
             sessions.add(st[1])
         try:

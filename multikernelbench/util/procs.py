@@ -109,24 +109,23 @@ def apply_limits(limits: Limits) -> bool:
     return False
 
 
+def parent_and_session(pid: int | str) -> tuple[int, int] | None:
+    """(parent pid, session id) of ``pid`` from /proc, or None (gone, or not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after "pid (comm)": state ppid pgrp session ...
+        return int(fields[1]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def session_members(sid: int) -> list[int]:
     """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
-    pids = []
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return pids
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            if int(fields[3]) == sid:  # after "pid (comm)": state ppid pgrp session ...
-                pids.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return pids
+        return []
+    return [int(e) for e in entries if e.isdigit() and (st := parent_and_session(e)) is not None and st[1] == sid]
 
 
 def kill_session(sid: int, rounds: int = 5) -> None:
