@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+from multikernelbench.engine.build_gate import runnable_threads
 from multikernelbench.util.procs import usable_cores
 
 #: The factor never exceeds this: a candidate that starts busy threads of its own raises the host's load, and
@@ -68,10 +69,7 @@ def _read(path: str) -> str:
 
 def sample() -> HostLoad:
     """The host's load now (missing readings are None: not Linux, no PSI in this kernel)."""
-    running = None
-    for line in _read("/proc/stat").splitlines():
-        if line.startswith("procs_running"):
-            running = int(line.split()[1])
+    running = runnable_threads()
     avg = _read("/proc/loadavg").split()
     some = full = None
     for line in _read("/proc/pressure/cpu").splitlines():
