@@ -135,3 +135,28 @@ def test_this_hosts_load_is_read_from_proc():
     assert now.cores >= 1 and now.factor >= 1.0
     assert now.procs_running is not None and now.procs_running >= 1  # the reader itself
     assert set(now.to_dict()) >= {"cores", "procs_running", "load1", "psi_some_avg10", "factor"}
+
+
+def test_a_confirming_timing_is_judged_by_the_clean_worker_recalibrated_beside_it():
+    """Load that arrived after the run's calibration (CI: 12 ms per call then, 28 ms in both callables'
+    renewals an hour later): judged by the cached calibration the honest worker is convicted, by the larger of
+    the clean workers timed before and after the confirming timing it is not; an attack still is."""
+    from multikernelbench.engine.timing_guard import recalibrated
+
+    busy_clean = CleanBaseline(per_call_ms=2 * RENEW, noise_ms=0.1, samples=20, low_per_call_ms=2 * RENEW - 0.05)
+    cached = CleanTiming(eager=None, baseline=CLEAN)
+    got = recalibrated(cached, CleanTiming.failed("gone"), CleanTiming(eager=None, baseline=busy_clean))
+    assert got is not None and got.baseline is busy_clean
+    assert recalibrated(cached, None, CleanTiming.failed("gone")) is cached  # nothing new: the cached one
+    log, series = _worker(12, {"candidate": RENEW, "eager": RENEW})  # every renewal twice as long: load
+    out = DeviceOutcome()
+    with pytest.raises(Verdict):
+        judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], cached, AntiCheatConfig(), out,
+                    confirming=True, load=QUIET)
+    judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], got, AntiCheatConfig(), out,
+                confirming=True, load=QUIET)
+    log, series = _worker(12, {"candidate": RENEW + 8.0, "eager": RENEW + 8.0})  # balanced renewal, busy
+    with pytest.raises(Verdict) as caught:
+        judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], got, AntiCheatConfig(), out,
+                    confirming=True, load=QUIET)
+    assert "than the input renewal takes in the clean worker" in caught.value.message

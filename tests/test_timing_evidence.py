@@ -159,3 +159,38 @@ def test_honest_relu_beside_pinned_burners_is_not_convicted(suite, build_root):
               f"FLAGS {r.flags}")
         assert r.status != Status.CHEAT_DETECTED, f"{name}: {r.message}"
         assert r.host_load and r.host_load["timing"], r.host_load
+
+
+def test_load_that_arrives_after_the_clean_calibration_convicts_no_honest_kernel(suite, build_root):
+    """CI, 2026-12-04: the clean worker calibrated the relu's input renewal on a quiet moment (12 ms per call);
+    the candidate's timing ran once the other test process had started its compilers, and every renewal there
+    took 28 ms, the candidate's and eager's alike, in both timings: ``cheat_detected`` ("work hidden in the
+    renewal"). Here the same: a run calibrates the clean worker on a quiet host, busy loops start, and a second
+    run with that calibration times the honest relu. The confirming timing recalibrates the clean worker beside
+    it (engine/clock_audit.py, "Against the clean worker"), so what load did to the renewal it did to both."""
+    from multikernelbench.engine.clock_audit import CleanReference
+    from multikernelbench.engine.runner import Runner
+
+    class Kept(CleanReference):
+        def release(self, task_id: str) -> None:  # kept past the quiet run's end for the busy one
+            pass
+
+    relu = suite["activation.relu"]
+    source = (REPO / "solutions" / "cpu" / "activation.relu.py").read_text()
+    cfg = _config(build_root, True)
+    quiet = Runner(cfg, progress=False)
+    quiet.clean_refs = Kept()
+    first = quiet.evaluate([relu], [Candidate(task_id=relu.id, source=source, label="quiet")])[0]
+    assert first.status == Status.CORRECT, first.message
+    procs = _burners(2)
+    try:
+        busy = Runner(cfg, progress=False)
+        busy.clean_refs = quiet.clean_refs  # the calibration made before the load
+        r = busy.evaluate([relu], [Candidate(task_id=relu.id, source=source, label="busy")])[0]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert r.host_load["clean"]["factor"] == 1.0 or r.host_load["clean"] != r.host_load["timing"], r.host_load
+    print(f"  relu after load arrived: {r.status.value} load {r.host_load} :: {r.message[:400]} FLAGS {r.flags}")
+    assert r.status != Status.CHEAT_DETECTED, r.message

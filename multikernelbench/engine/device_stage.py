@@ -32,7 +32,7 @@ from multikernelbench.engine.reference import ReferenceService, SeedSource, Task
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
 from multikernelbench.engine.timing_guard import (ClockRetry, CleanTiming, apply_clean_reference, judge_clock,
-                                                  withhold_if_inconclusive)
+                                                  withhold_if_inconclusive, recalibrated)
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.wire import CheckPayload, Evidence, Series
@@ -231,14 +231,18 @@ class CandidateEvaluation(BaselineSteps):
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
         quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
+        with self.device_lock:  # recalibrated beside it, while no process of this candidate runs
+            before = self._time_clean(shape, seeds.weight) if self._clean_wanted() else None
         # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
         with self.device_lock:  # the same steps as in the first worker before its timing: the correctness trials
+            counted = self.report.trials, self.report.passed
             self._trials(session, seeds)
+            self.report.trials, self.report.passed = counted  # passed again: the report counts the task's trials
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
-            self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True)
+            self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
 
     def _trials(self, session: WorkerSession, seeds: TaskSeeds) -> None:
         """The task's correctness trials (test shapes and secret seeds) in ``session``."""
@@ -323,7 +327,9 @@ class CandidateEvaluation(BaselineSteps):
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
-              planner: FreshPlanner, confirming: bool = False) -> None:
+              planner: FreshPlanner, confirming: bool = False, before: CleanTiming | None = None) -> None:
+        """``confirming``: the audit is judged by the clean worker recalibrated ``before`` this timing and right
+        after it, with the candidate's worker stopped (:func:`~.timing_guard.recalibrated`)."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
         clean = self._clean_timing(shape, weight_seed)
@@ -352,7 +358,15 @@ class CandidateEvaluation(BaselineSteps):
             out.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
                                 f"each outside the clock; {len(planner.checks)} timed calls verified")
         fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
-        judge_clock(log, reply, fns, clean, cfg.anticheat, out,  # raises Verdict on work outside the clock
+        judged = clean
+        if confirming and clean is not None:
+            with session.worker.paused():
+                judged = recalibrated(clean, before, self._time_clean(shape, weight_seed))
+            if judged is not clean and judged is not None and judged.baseline and clean.baseline:
+                out.flags.append(f"clock audit: renewal judged against the clean worker recalibrated beside this "
+                                 f"timing ({judged.baseline.per_call_ms:.3f} ms per call there, "
+                                 f"{clean.baseline.per_call_ms:.3f} ms at the run's first calibration)")
+        judge_clock(log, reply, fns, judged, cfg.anticheat, out,  # raises Verdict on work outside the clock
                     min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load)
         if cfg.check_timed_outputs:
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
@@ -377,33 +391,36 @@ class CandidateEvaluation(BaselineSteps):
         """The reference timed by a worker that never loads candidate code: once per task, shape and run
         (cached across lanes), under the device lock the caller holds. None when switched off; a clean worker
         that fails leaves the audit without its noise floor and the result without the cross-check (flagged)."""
-        ac = self.config.anticheat
-        if not (ac.clean_reference and ac.runtime_checks):
+        if not self._clean_wanted():
             return None
+        return self.clean.get(self._clean_key(shape, weight_seed), lambda: self._time_clean(shape, weight_seed))
+
+    def _clean_wanted(self) -> bool:
+        ac = self.config.anticheat
+        return ac.clean_reference and ac.runtime_checks
+
+    def _time_clean(self, shape: dict, weight_seed: int) -> CleanTiming:
+        """One timing of the reference in a fresh clean worker (uncached), under the caller's device lock."""
         cfg = self.config
-
-        def compute() -> CleanTiming:
-            try:
-                session = self._session(load=False)
-            except Verdict as v:
-                return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
-            try:
-                log = AskLog()
-                load_before = host_load.sample()
-                planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
-                reply, _ = session.call(
-                    Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
-                    timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
-                    what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
-                log.close()
-                return CleanTiming.from_reply(log, reply, host_load.worst(load_before, host_load.sample()))
-            except Verdict as v:
-                return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
-            finally:
-                self.sessions.remove(session)
-                session.close()
-
-        return self.clean.get(self._clean_key(shape, weight_seed), compute)
+        try:
+            session = self._session(load=False)
+        except Verdict as v:
+            return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
+        try:
+            log = AskLog()
+            load_before = host_load.sample()
+            planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
+            reply, _ = session.call(
+                Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
+                timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
+                what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
+            log.close()
+            return CleanTiming.from_reply(log, reply, host_load.worst(load_before, host_load.sample()))
+        except Verdict as v:
+            return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
+        finally:
+            self.sessions.remove(session)
+            session.close()
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction

@@ -17,6 +17,7 @@ multikernelbench/anticheat/README.md ("What is and is not isolated").
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -27,11 +28,11 @@ import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from multikernelbench.engine import protocol
 from multikernelbench.engine.kernel_sandbox import CACHE_ENV, READ_ENV, WRITE_ENV, SandboxPolicy, enter, harden_trusted
-from multikernelbench.util.procs import Limits, apply_limits, kill_session
+from multikernelbench.util.procs import Limits, apply_limits, kill_session, signal_session
 from multikernelbench.util.worker_env import base_env, scrub
 
 __all__ = ["Limits", "Worker", "WorkerDied", "WorkerTimeout"]
@@ -216,6 +217,20 @@ class Worker:
                 pass
         if self.proc is not None:
             kill_session(self.proc.pid)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Every process of the worker's session stopped (SIGSTOP) for the block: nothing the candidate left
+        running takes a core while the parent measures something else (the clean worker's recalibration,
+        engine/clock_audit.py). A stopped worker only sees its clock jump; it is continued before its next request."""
+        if self.proc is None or self.proc.poll() is not None:
+            yield
+            return
+        signal_session(self.proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            signal_session(self.proc.pid, signal.SIGCONT)
 
     def close(self) -> None:
         if self.conn is not None and self.proc is not None and self.proc.poll() is None:

@@ -128,6 +128,16 @@ def session_members(sid: int) -> list[int]:
     return [int(e) for e in entries if e.isdigit() and (st := parent_and_session(e)) is not None and st[1] == sid]
 
 
+def signal_session(sid: int, sig: int) -> None:
+    """Send ``sig`` to every process of a worker's session (the caller excluded)."""
+    for pid in session_members(sid):
+        if pid != os.getpid():
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def kill_session(sid: int, rounds: int = 5) -> None:
     """SIGKILL every process of a worker's session. Killing its process group is not enough: ninja puts
     each compiler command in a process group of its own, so a compile that never ends would outlive it.
