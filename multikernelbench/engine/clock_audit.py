@@ -40,7 +40,9 @@ Against the clean worker (issue #40, "balanced renewal"): a candidate that hides
 callable's unexplained time per call in the candidate's worker (its lower quartile) is also judged against the
 renewal cost calibrated in the clean worker (same shapes, same generator, no candidate code): a renewal that
 takes longer than the clean one by more than ``max(floor, rel * claimed, clean_slack * clean renewal)`` is a
-finding ("than the input renewal takes in the clean worker"), load-sensitive like the round differences.
+finding ("than the input renewal takes in the clean worker"), load-sensitive like the round differences. The
+confirming timing is judged by a calibration made beside it, before and after (engine/timing_guard.py,
+``recalibrated``): load that arrived after the run's first calibration lengthens every renewal of both callables.
 
 The noise of the round differences is the larger of the clean worker's and the spread of the differences
 between the *reference's* consecutive intervals in the candidate's worker (a difference of two intervals a
