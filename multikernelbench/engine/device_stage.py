@@ -18,25 +18,24 @@ from pathlib import Path
 
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
-from multikernelbench.engine.checking import compare_outputs, inputs_unchanged
 from multikernelbench.engine.clock_audit import AskLog, CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
+from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine import host_load
 from multikernelbench.engine.timed_outputs import logged, verify_timed
-from multikernelbench.engine.messages import Check, Checked, Done, Load, Setup, Time, Timed
+from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
-from multikernelbench.engine.raw_outputs import rebuild_check
-from multikernelbench.engine.reference import ReferenceService, SeedSource, TaskSeeds
+from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
 from multikernelbench.engine.timing_guard import (ClockRetry, CleanTiming, apply_clean_reference, judge_clock,
                                                   withhold_if_inconclusive, recalibrated)
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.wire import CheckPayload, Evidence, Series
-from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
+from multikernelbench.wire import Series
+from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.util.procs import Limits
 
@@ -48,7 +47,7 @@ def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
                   run_as_uid=config.worker_uid if drop else -1, run_as_gid=config.worker_gid if drop else -1)
 
 
-class CandidateEvaluation(BaselineSteps):
+class CandidateEvaluation(TrialSteps, BaselineSteps):
     """The device stage of one candidate: load, correctness trials, timing, verification of timed calls."""
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
@@ -243,74 +242,6 @@ class CandidateEvaluation(BaselineSteps):
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.device_lock:
             self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
-
-    def _trials(self, session: WorkerSession, seeds: TaskSeeds) -> None:
-        """The task's correctness trials (test shapes and secret seeds) in ``session``."""
-        for k, (shape, seed) in enumerate(seeds.trials):
-            self._trial(session, shape, seed, seeds.weight, first=k == 0)
-
-    def _fresh_shapes(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int) -> None:
-        """``--fresh-shapes K``: the same trial on K shapes drawn this run from the task's declared ranges
-        (never shown in a prompt), so a kernel specialised to the visible test shapes fails here."""
-        if self.config.fresh_shapes <= 0:
-            return
-        trials = self.seeds.fresh_shape_trials(self.task, self.config.fresh_shapes)
-        if trials is None:
-            out.flags.append("fresh shapes: not checked (the task declares no SHAPE_RANGES)")
-            out.fresh_shapes_checked = 0
-            return
-        for shape, seed in trials:
-            try:
-                self._trial(session, shape, seed, weight_seed, first=False)
-            except Verdict as v:
-                out.flags.append("fresh shapes: failed")
-                v.message = f"on a fresh shape (drawn from the task's SHAPE_RANGES, not a test shape): {v.message}"
-                raise
-        out.flags.append(f"fresh shapes: {len(trials)} passed")
-        out.fresh_shapes_checked = len(trials)
-
-    def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:
-        """An INCORRECT verdict on a correctness trial, recorded in the correctness report."""
-        self.report.failure = failure
-        self.report.failed_shape = dict(shape)
-        return Verdict(Status.INCORRECT, message, failure)
-
-    def _trial(self, session: WorkerSession, shape: dict, seed: int, weight_seed: int, first: bool) -> None:
-        inputs = self.refs.inputs(self.task, shape, seed)
-        expected = self.refs.expected(self.task, shape, seed, weight_seed)
-        self.report.trials += 1
-        reply, payload = session.call(Check(shape=shape, weight_seed=weight_seed, report_busy=first), inputs,
-                                      timeout=self.config.run_timeout_s, what=f"running on shape {shape}",
-                                      expect=Checked)
-        got: CheckPayload = payload
-        try:  # raw bytes read without a tensor op in the worker, rebuilt here (engine/raw_outputs.py)
-            outputs, after = rebuild_check(got)
-        except ValueError as exc:
-            raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: the worker's raw outputs are malformed "
-                          f"({exc}; tampered with?)") from None
-        outcome = compare_outputs(outputs, expected, self.task.atol, self.task.rtol, shape)
-        self._track(outcome)
-        if not outcome.ok:
-            raise self._fail(outcome.failure, outcome.message, shape)
-        ok, why = inputs_unchanged(inputs, after)
-        if not ok:
-            raise self._fail(FailureKind.INPUT_MODIFIED, f"{why} (shape {shape})", shape)
-        self._judge_kernel(reply.evidence, f"on shape {shape}")
-        if self.config.anticheat.runtime_checks:
-            ref_aliases = self.refs.aliases(self.task, shape, seed, weight_seed)
-            found = judge.alias_findings(reply.evidence.get("aliases", []), ref_aliases)
-            if found:
-                raise Verdict(Status.CHEAT_DETECTED, f"on shape {shape}: " + "; ".join(found))
-        self.report.passed += 1
-
-    def _judge_kernel(self, evidence: Evidence | None, where: str) -> None:
-        found = judge.kernel_findings(evidence, self.config.anticheat, self.expect_probe)
-        if found:
-            raise Verdict(Status.CHEAT_DETECTED, f"{where}: " + "; ".join(found))
-
-    def _track(self, outcome) -> None:
-        self.report.max_abs_err = max(self.report.max_abs_err or 0.0, outcome.max_abs_err)
-        self.report.max_rel_err = max(self.report.max_rel_err or 0.0, outcome.max_rel_err)
 
     def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
