@@ -56,6 +56,12 @@ SHARED_WAIT_S = 60.0
 
 _DROP_WITH_VALUE = ("-o", "-MF", "--output-file")
 
+def _own_group() -> dict:
+    """A process group of its own for a child: ``process_group=0`` (set in the child without a Python pre-exec
+    hook, safe beside threads) exists from Python 3.11; on 3.10, pyproject's floor, ``os.setpgrp`` does it."""
+    return {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+
+
 
 def analysis_flags(args: list[str]) -> list[str]:
     """The compile's flags without ``-c``, its source, output and dependency-file options and the extension's
@@ -159,7 +165,7 @@ class _LightCompile:
         self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
         self.t0, self.seconds = time.perf_counter(), 0.0
         self.proc = subprocess.Popen([*command, "-I", str(shim)], stdout=self.files[0], stderr=self.files[1],
-                                     process_group=0)
+                                     **_own_group())
 
     def finish(self) -> tuple[int, bytes, bytes]:
         """Wait for it: its exit status, stdout and stderr."""
