@@ -257,3 +257,29 @@ def test_a_candidate_over_its_disk_quota_is_a_runtime_error_and_its_folder_goes(
     assert r.status == Status.RUNTIME_ERROR, (r.status, r.message[-1500:])
     assert "disk quota" in r.message, r.message[-1500:]
     assert not build_dir.exists() or not any(build_dir.glob("fill-*")), sorted(build_dir.iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: no other uid can own its folders")
+def test_a_build_folder_left_to_another_uid_is_usable_again(suite, build_root):
+    """A run with ``drop_root`` on leaves the candidate's build folder to ``nobody``; a later run with it off
+    (workers stay root but without capabilities: file permissions bind them) loaded the same build and failed
+    with ``PermissionError`` on its own ``candidate.py`` (seen on a reused build root). The trusted parent gives
+    the worker's writable folders back to the uid the worker runs as."""
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.records import Status
+
+    relu = suite["activation.relu"]
+    shipped = Path(__file__).resolve().parents[1] / "solutions" / "cpu" / "activation.relu.py"
+    cand = Candidate(task_id=relu.id, source=shipped.read_text(), label="relu")
+    cfg = _config(build_root)
+    assert evaluate_candidates([relu], [cand], cfg)[0].status == Status.CORRECT
+    folders = [p for p in (build_root / "cpu").iterdir() if (p / "candidate.py").is_file()
+               and (p / "candidate.py").read_text() == cand.source]
+    assert folders, "the candidate's build folder"
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+    r = evaluate_candidates([relu], [cand], cfg)[0]
+    assert r.status == Status.CORRECT, r.message
+    assert all(p.stat().st_uid == 0 for f in folders for p in [f, *f.rglob("*")])

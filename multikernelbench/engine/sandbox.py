@@ -87,11 +87,14 @@ class Worker:
         env = scrub(env)
         limits = self.limits
         policy = SandboxPolicy.for_worker(env, str(self.workdir))
-        if limits.run_as_uid >= 0 and os.geteuid() == 0:  # not root where avoidable (engine/worker_uid.py)
-            from multikernelbench.engine.worker_uid import prepare
+        if os.geteuid() == 0:  # not root where avoidable (engine/worker_uid.py)
+            from multikernelbench.engine.worker_uid import claim, prepare
 
-            policy.uid, policy.gid = limits.run_as_uid, limits.run_as_gid
-            prepare(policy.uid, policy.gid, policy.write, policy.read)
+            if limits.run_as_uid >= 0:
+                policy.uid, policy.gid = limits.run_as_uid, limits.run_as_gid
+                prepare(policy.uid, policy.gid, policy.write, policy.read)
+            else:
+                claim(policy.write, 0, 0)
 
         def child_setup() -> None:  # between fork and exec of a fresh interpreter: syscalls only
             enter(policy, own_netns=apply_limits(limits))

@@ -45,17 +45,33 @@ def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> No
                 pass
 
 
+def claim(write: Iterable[str], uid: int, gid: int) -> None:
+    """In the parent, as root: ``write`` folders owned by ``uid`` again, for a worker that stays root but has no
+    capabilities (``drop_root`` off): a build folder an earlier run with ``drop_root`` on left to ``nobody``, or
+    files the trusted side wrote into a candidate's folder, are otherwise unwritable to it (a capability-less
+    root is an ordinary uid 0 to file permissions; the relu of a reused build root failed to load that way)."""
+    for folder in write:
+        _chown_tree(folder, uid, gid)
+
+
 def _chown_tree(folder: str, uid: int, gid: int) -> None:
-    try:
-        os.chown(folder, uid, gid, follow_symlinks=False)
-    except OSError:
+    """Every entry of ``folder`` not yet owned by ``uid``/``gid`` changed (a stat per entry: a build folder holds
+    tens of files, and most starts change nothing)."""
+    if not _chown(folder, uid, gid):
         return
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:
-            try:
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-            except OSError:
-                pass
+            _chown(os.path.join(dirpath, name), uid, gid)
+
+
+def _chown(path: str, uid: int, gid: int) -> bool:
+    try:
+        st = os.lstat(path)
+        if st.st_uid != uid or st.st_gid != gid:
+            os.chown(path, uid, gid, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
 
 
 def become(uid: int, gid: int) -> None:
