@@ -260,11 +260,12 @@ def test_a_candidate_over_its_disk_quota_is_a_runtime_error_and_its_folder_goes(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: no other uid can own its folders")
-def test_a_build_folder_left_to_another_uid_is_usable_again(suite, build_root):
+@pytest.mark.parametrize("left_to, drop", [(65534, False), (0, True)], ids=["nobody->root", "root->nobody"])
+def test_a_build_folder_left_to_another_uid_is_usable_again(suite, build_root, left_to, drop):
     """A run with ``drop_root`` on leaves the candidate's build folder to ``nobody``; a later run with it off
     (workers stay root but without capabilities: file permissions bind them) loaded the same build and failed
-    with ``PermissionError`` on its own ``candidate.py`` (seen on a reused build root). The trusted parent gives
-    the worker's writable folders back to the uid the worker runs as."""
+    with ``PermissionError`` on its own ``candidate.py`` (seen on a reused build root); and the other way round.
+    The trusted parent gives the worker's writable folders to the uid the worker runs as."""
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.runner import evaluate_candidates
     from multikernelbench.records import Status
@@ -272,14 +273,34 @@ def test_a_build_folder_left_to_another_uid_is_usable_again(suite, build_root):
     relu = suite["activation.relu"]
     shipped = Path(__file__).resolve().parents[1] / "solutions" / "cpu" / "activation.relu.py"
     cand = Candidate(task_id=relu.id, source=shipped.read_text(), label="relu")
-    cfg = _config(build_root)
+    cfg = _config(build_root, drop_root=drop)
     assert evaluate_candidates([relu], [cand], cfg)[0].status == Status.CORRECT
     folders = [p for p in (build_root / "cpu").iterdir() if (p / "candidate.py").is_file()
                and (p / "candidate.py").read_text() == cand.source]
     assert folders, "the candidate's build folder"
     for folder in folders:
         for path in [folder, *folder.rglob("*")]:
-            os.chown(path, 65534, 65534, follow_symlinks=False)
+            os.chown(path, left_to, left_to, follow_symlinks=False)
     r = evaluate_candidates([relu], [cand], cfg)[0]
     assert r.status == Status.CORRECT, r.message
-    assert all(p.stat().st_uid == 0 for f in folders for p in [f, *f.rglob("*")])
+    runs_as = 65534 if drop else 0
+    assert all(p.stat().st_uid == runs_as for f in folders for p in [f, *f.rglob("*")])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_workers_stay_root_where_only_root_may_open_the_gpu_nodes(tmp_path):
+    """A worker dropped to ``nobody`` on a host whose GPU nodes are ``0660 root`` could not open the GPU: the
+    harness keeps its workers root there. Checked on real character devices (copies of /dev/null's numbers)."""
+    from multikernelbench.engine.worker_uid import device_nodes_open
+
+    open_node, root_node = tmp_path / "nvidia0", tmp_path / "nvidia1"
+    try:
+        os.mknod(open_node, 0o020666, os.makedev(1, 3))
+        os.mknod(root_node, 0o020660, os.makedev(1, 3))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"no mknod here: {exc}")
+    os.chmod(open_node, 0o666)  # the umask may have narrowed it
+    os.chmod(root_node, 0o660)
+    assert device_nodes_open([str(open_node), str(tmp_path / "missing")])
+    assert not device_nodes_open([str(open_node), str(root_node)])
+    assert device_nodes_open([str(tmp_path)])  # not a device: not judged

@@ -21,6 +21,9 @@ def add_engine_options(p) -> None:
     p.add_argument("--task", action="append", dest="task_ids", help="only these task ids (repeatable)")
     p.add_argument("--category", action="append", help="only these categories (repeatable)")
     p.add_argument("--build-root", type=Path, default=None, help="build cache (default ~/.cache/multikernelbench)")
+    p.add_argument("--build-cache-gb", type=float, default=20.0,
+                   help="at the run's end, remove the least recently used candidates' build folders beyond this "
+                        "many GB (0 = no cap; `mkb cache prune` on demand)")
     p.add_argument("--compile-workers", type=int, default=0,
                    help="concurrent builds (default 0 = the engine's build gate: cores / the cores one build is "
                         "measured to keep busy, engine/build_gate.py)")
@@ -73,6 +76,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())
     if args.build_root:
         cfg.build_root = args.build_root
+    cfg.build_cache_gb = getattr(args, "build_cache_gb", cfg.build_cache_gb)
     cfg.trace_path = getattr(args, "trace", None)
     cfg.policy = getattr(args, "policy", "mkb") or "mkb"
     return cfg

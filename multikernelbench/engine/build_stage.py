@@ -21,6 +21,7 @@ from multikernelbench.engine.build_gate import BuildGate, BuildSample, process_c
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine import disk_quota
+from multikernelbench.engine import build_cache
 from multikernelbench.engine.device_stage import worker_limits
 from multikernelbench.engine.messages import Compile, Compiled, Setup
 from multikernelbench.engine.outcomes import BuildOutcome, record
@@ -84,7 +85,8 @@ class BuildStage:
                                     message="static check: " + "; ".join(str(f) for f in findings[:10]))
         build_dir = self.build_dir(cand)
         build_dir.mkdir(parents=True, exist_ok=True)
-        with file_lock(build_dir / ".mkb_build.lock"):
+        with file_lock(build_dir / build_cache.LOCK):
+            build_cache.touch(build_dir)  # used now: the cache's pruning keeps it (engine/build_cache.py)
             seconds = read_marker(build_dir)
             if seconds is not None:  # build cache keyed by code hash
                 return BuildOutcome(True, compile_time_s=seconds, cached=True)

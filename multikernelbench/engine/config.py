@@ -55,13 +55,16 @@ class EngineConfig:
     #: Cap on what a candidate's work dirs and build folder hold together, checked after the build and after
     #: the device stage (engine/disk_quota.py): over it, ``runtime_error`` and the build folder removed. 0: none.
     disk_quota_mb: float = 256.0
+    #: At a run's end the least recently used candidates' build folders beyond this many GB are removed
+    #: (engine/build_cache.py; ``mkb cache prune`` on demand). 0: no cap.
+    build_cache_gb: float = 20.0
     #: A harness running as root starts its compile and device workers as ``worker_uid``/``worker_gid``
     #: (engine/worker_uid.py), so file permissions apply to candidate code too, and ``RLIMIT_NPROC`` at
-    #: ``worker_max_processes`` binds (counted over all workers of that uid). Off for a host whose GPU device
-    #: nodes only root may open; no effect when the harness is not root. Off by default until the races below
-    #: are settled: with it on, tests/test_sandbox_kernel.py's C++ attack build met a root-owned folder inside
-    #: its build folder (EACCES; likely the trusted warmer writing there after the worker's chown).
-    drop_root: bool = False
+    #: ``worker_max_processes`` binds (counted over all workers of that uid). No effect when the harness is not
+    #: root, nor on a host whose GPU device nodes only root may open (checked: engine/worker_uid.py). Each
+    #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
+    #: setting left behind included).
+    drop_root: bool = True
     worker_uid: int = 65534
     worker_gid: int = 65534
     worker_max_processes: int = 8192

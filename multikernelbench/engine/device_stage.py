@@ -41,7 +41,11 @@ from multikernelbench.util.procs import Limits
 
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
-    drop = config.drop_root and os.geteuid() == 0  # issue #41: candidate code never runs as root
+    from multikernelbench.engine.kernel_sandbox import device_write_files
+    from multikernelbench.engine.worker_uid import device_nodes_open
+
+    # Issue #41: candidate code never runs as root, where the GPU's nodes let another uid open them.
+    drop = config.drop_root and os.geteuid() == 0 and device_nodes_open(device_write_files())
     return Limits(address_space_gb=config.memory_limit_gb if backend.limits_address_space() else 0.0,
                   file_size_mb=config.output_limit_mb, max_processes=config.worker_max_processes if drop else 0,
                   run_as_uid=config.worker_uid if drop else -1, run_as_gid=config.worker_gid if drop else -1)

@@ -161,7 +161,7 @@ class SandboxPolicy:
             Path(p).mkdir(parents=True, exist_ok=True)
         read = list(dict.fromkeys(list(_SYSTEM_READ) + _python_read_paths() + extra_read))
         return cls(read=read, write=list(dict.fromkeys(os.path.realpath(p) for p in write)),
-                   landlock_abi=s.landlock_abi, seccomp=s.seccomp, dev_write=_device_write_files(),
+                   landlock_abi=s.landlock_abi, seccomp=s.seccomp, dev_write=device_write_files(),
                    bpf_hex=seccomp.build_filter(allow_netlink=False).hex() if s.seccomp else "",
                    bpf_netns_hex=seccomp.build_filter(allow_netlink=True).hex() if s.seccomp else "")
 
@@ -173,7 +173,8 @@ class SandboxPolicy:
         return cls(**d)
 
 
-def _device_write_files() -> list[str]:
+def device_write_files() -> list[str]:
+    """The device files a worker may write: the fixed list and the GPU's nodes present on this host."""
     out = list(_DEV_WRITE)
     try:
         out += [f"/dev/{n}" for n in os.listdir("/dev") if n.startswith("nvidia")]

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from multikernelbench.backends import Backend, get_backend
+from multikernelbench.engine import build_cache
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.clock_audit import CleanReference
@@ -102,6 +103,8 @@ class Runner:
         self.reference_held: dict[str, list[str]] = {}
         #: The reference timed once per task by a clean worker (engine/clock_audit.py), shared by the lanes.
         self.clean_refs = CleanReference()
+        #: What the run's end removed from the build cache (engine/build_cache.py), when it capped it.
+        self.pruned: build_cache.PruneReport | None = None
 
     # ------------------------------------------------------------------------------------------------
     def prestart(self) -> None:
@@ -135,12 +138,24 @@ class Runner:
             self.trace("runner", "warmer started" + _since_start())
         warmer_log = HelperLog(warmer, self.trace, "warmer")
         try:
-            return self._evaluate_all(by_id, candidates, avail, warmer)
+            results = self._evaluate_all(by_id, candidates, avail, warmer)
         finally:
             self.discard_prestart()  # not adopted: the backend is unavailable or every result was stored
             if warmer is not None:
                 warmer.stop()  # before the log is closed: its last lines are read as it stops
             warmer_log.close()
+        self._cap_build_cache()
+        return results
+
+    def _cap_build_cache(self) -> None:
+        """The build cache back under ``build_cache_gb`` (least recently used candidates' folders first)."""
+        if self.config.build_cache_gb <= 0:
+            return
+        report = build_cache.prune(Path(self.config.build_root), max_bytes=int(self.config.build_cache_gb * 1e9))
+        self.pruned = report
+        if report.removed:
+            self.trace("runner", f"build cache: removed {len(report.removed)} folders "
+                                 f"({report.freed_bytes / 1e6:.1f} MB), {report.kept_bytes / 1e6:.1f} MB kept")
 
     def _evaluate_all(self, by_id: dict[str, Task], candidates: list[Candidate], avail, warmer) -> list[EvalResult]:
         self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"

@@ -45,6 +45,20 @@ def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> No
                 pass
 
 
+def device_nodes_open(paths: Iterable[str]) -> bool:
+    """Whether every character device among ``paths`` (the GPU's nodes) may be read and written by any uid: on a
+    host whose ``/dev/nvidia*`` only root may open, a worker dropped to ``nobody`` could not reach the GPU, so the
+    harness keeps its workers root there (capability-less, Landlock and seccomp as always)."""
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and st.st_mode & 0o006 != 0o006:
+            return False
+    return True
+
+
 def claim(write: Iterable[str], uid: int, gid: int) -> None:
     """In the parent, as root: ``write`` folders owned by ``uid`` again, for a worker that stays root but has no
     capabilities (``drop_root`` off): a build folder an earlier run with ``drop_root`` on left to ``nobody``, or
