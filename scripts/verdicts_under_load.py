@@ -173,7 +173,9 @@ def main() -> int:
                         row["other non-correct"] += r.status not in (Status.CORRECT, Status.CHEAT_DETECTED)
                     rec = {"level": level, "label": c.label, "task": c.task_id, "attack": is_attack,
                            "status": r.status.value, "speedup": r.speedup, "message": r.message[:400],
-                           "host_load": r.host_load, "inconclusive": inconclusive, "batch_s": time.time() - t0}
+                           "host_load": r.host_load, "inconclusive": inconclusive, "batch_s": time.time() - t0,
+                           "outside_clock_ms": r.outside_clock_ms,
+                           "clock_flags": [f[:600] for f in r.flags if "clock" in f or "renewal" in f]}
                     if out:
                         out.write(json.dumps(rec) + "\n")
                         out.flush()
