@@ -1,6 +1,6 @@
 """Soak benchmark of ``mkb serve`` (issue #42): N honest clients with and without M hostile ones, loopback.
 
-Starts the real service (``mkb serve`` in a subprocess, CPU backend, one task, no timing), then runs two
+Starts the real service (``mkb serve`` in a subprocess, CPU backend, ``--lanes`` lanes, one task, no timing), then runs two
 phases of ``--seconds`` each: honest clients alone, then honest clients beside hostile ones. Honest clients
 submit PyTorch kernels from a small pool (mostly answered from the cache, every ``--new-every``-th one new,
 so it is evaluated) and long-poll their results. Hostile clients, each with its own token:
@@ -12,7 +12,8 @@ so it is evaluated) and long-poll their results. Hostile clients, each with its 
 * queue flooders: new (failing) sources up to their client's cap, again as soon as one finishes.
 
 Prints one JSON line per phase: honest submit latency p50/p99 (s), honest results per minute, server peak
-RSS (VmHWM of the service process, MB) and its RSS at the end. Bounded: every loop stops at its phase's end.
+RSS (VmHWM of the service process, MB) and its RSS at the end, and the host's load average (lowest and
+highest, sampled every 5 s: the machine may be shared). Bounded: every loop stops at its phase's end.
 
     python scripts/serve_soak.py --honest 4 --seconds 60
 """
@@ -58,12 +59,12 @@ def proc_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int) -> subprocess.Popen:
+def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, lanes: int) -> subprocess.Popen:
     (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
            "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", str(batch_size),
-           "--max-connections", "256", "--header-timeout", "5"]
+           "--lanes", str(lanes), "--max-connections", "256", "--header-timeout", "5"]
     env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
                             start_new_session=True)
@@ -75,6 +76,11 @@ def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int) 
         except httpx.TransportError:
             time.sleep(0.5)
     raise SystemExit("the service did not start: " + (tmp / "log").read_text()[-2000:])
+
+
+def load_average() -> float:
+    """The host's 1-minute load average (the machine may be shared: the numbers are read beside it)."""
+    return float(Path("/proc/loadavg").read_text().split()[0])
 
 
 class Phase:
@@ -258,6 +264,10 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
     for t in threads:
         t.daemon = True
         t.start()
+    loads = [load_average()]
+    while phase.live():
+        time.sleep(min(5.0, max(0.0, phase.end - time.monotonic())))
+        loads.append(load_average())
     for t in threads:
         t.join(args.seconds + 60)
     if attackers is not None:
@@ -271,6 +281,7 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "submit_p50_s": round(statistics.median(lat), 4) if lat else None, "submit_p99_s": round(p99, 4),
             "results_per_min": round(phase.results * 60 / args.seconds, 1),
             "server_peak_rss_mb": round(proc_mb(pid, "VmHWM"), 1), "server_rss_mb": round(proc_mb(pid, "VmRSS"), 1),
+            "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
             "errors": phase.errors}
 
 
@@ -281,13 +292,14 @@ def main() -> int:
     ap.add_argument("--new-every", type=int, default=10, help="every k-th honest submission is a new kernel")
     ap.add_argument("--polls", type=int, default=60, help="hostile concurrent long-polls")
     ap.add_argument("--slow", type=int, default=150, help="hostile slow-header connections")
-    ap.add_argument("--batch-size", type=int, default=8, help="the service's --batch-size")
+    ap.add_argument("--batch-size", type=int, default=1, help="the service's --batch-size")
+    ap.add_argument("--lanes", type=int, default=2, help="the service's --lanes (CPU lanes: no timing here)")
     args = ap.parse_args()
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
     tokens = {n: secrets.token_hex(16) for n in names}
     with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
         port = free_port()
-        proc = start_server(Path(tmp), tokens, port, args.batch_size)
+        proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes)
         url = f"http://127.0.0.1:{port}"
         try:
             warm_up(url, tokens["honest0"])

@@ -1,21 +1,34 @@
-"""The service's queue is fair across clients: a client with one job waits one round, not behind another's
-backlog (the old queue was first come, first served); a client whose jobs take long goes after one whose jobs
-are short; the caps hold per client and in all."""
+"""The service's queue is fair across clients and lanes (serve/sched.py), with times passed in (no clocks):
+
+* a client with one job waits one round, not behind another's backlog (the first queue was first come,
+  first served); the caps hold per client and in all;
+* the client with the least *recent* engine time goes next, and a running job's lane time is charged while
+  it runs (the queue before this change charged a fixed 10 s estimate until the job ended, so a client whose
+  candidate had held a lane for minutes still looked cheap);
+* recent usage decays: a heavy user from long ago is not behind for ever;
+* one client holds at most all lanes but one;
+* a client over its share does not get the last free lane; a client under its share does.
+
+Each rule's test fails on the queue before this change (its single engine thread took batches by
+lifetime usage with provisional costs, and knew no lanes).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from multikernelbench.serve.sched import Caps, FairQueue, OverLimit
+from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
 
 
 def test_one_job_waits_one_round_not_behind_a_backlog():
-    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=1000))
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=1000), Share(lanes=1))
     for i in range(100):
         q.push("flood", f"f{i}", 1.0)
     q.push("honest", "h0", 1.0)
-    assert q.take(2) == ["f0", "h0"]
-    assert q.take(3) == ["f1", "f2", "f3"]
+    assert q.take(0, 2, now=0.0) == ["f0", "h0"]
+    q.done(0, "f0", 1.0)
+    q.done(0, "h0", 2.0)
+    assert q.take(0, 3, now=2.0) == ["f1", "f2", "f3"]
     assert len(q) == 96
 
 
@@ -25,7 +38,7 @@ def test_caps_per_client_and_in_all_count_running_jobs_until_released():
     q.check("a", 2, 20)
     q.push("a", "a0", 10)
     q.push("a", "a1", 10)
-    assert q.take(5) == ["a0", "a1"]
+    assert q.take(0, 5, now=0.0) == ["a0", "a1"]
     with pytest.raises(OverLimit, match="limit of 2"):
         q.check("a", 1, 10)  # running jobs still count
     with pytest.raises(OverLimit, match="compute"):
@@ -39,14 +52,87 @@ def test_caps_per_client_and_in_all_count_running_jobs_until_released():
 
 
 def test_engine_time_not_job_count_decides_who_goes_next():
-    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100))
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1))
     for i in range(3):
         q.push("slow", f"s{i}", 10.0)
         q.push("quick", f"q{i}", 10.0)
-    assert q.take(2) == ["s0", "q0"]
-    q.settle("slow", 10.0, 20.0)  # its candidate held the device for 20 s
-    q.settle("quick", 10.0, 1.0)
-    assert q.take(2) == ["q1", "q2"]
-    assert q.take(1) == ["s1"]
-    q.push("late", "l0", 10.0)  # a newcomer starts level with the least-used waiting client: no idle credit
-    assert q.used["late"] == q.used["slow"]
+    assert q.take(0, 1, now=0.0) == ["s0"]
+    q.done(0, "s0", 20.0)  # its candidate held the lane for 20 s
+    assert q.take(0, 1, now=20.0) == ["q0"]
+    q.done(0, "q0", 21.0)
+    assert q.take(0, 1, now=21.0) == ["q1"]
+    q.done(0, "q1", 22.0)
+    assert q.take(0, 1, now=22.0) == ["q2"]
+    q.done(0, "q2", 23.0)
+    assert q.take(0, 1, now=23.0) == ["s1"]
+
+
+def test_a_running_job_is_charged_while_it_runs():
+    """Lane 0 holds the sleeper's job since t=0; ``steady`` used 15 s. At t=30 lane 1 frees with both waiting:
+    the sleeper's 30 s so far count, so ``steady`` goes first (charged only at the end, or by a 10 s estimate,
+    the sleeper would look cheaper)."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, lanes_per_client=2,
+                                                                    reserve_last_lane=False, half_life_s=1e9))
+    q.push("steady", "t0", 10.0)
+    assert q.take(1, 1, now=0.0) == ["t0"]
+    q.done(1, "t0", 15.0)
+    q.push("sleeper", "z0", 10.0)
+    assert q.take(0, 1, now=0.0) == ["z0"]
+    q.push("sleeper", "z1", 10.0)
+    q.push("steady", "t1", 10.0)
+    assert q.usage("sleeper", 30.0) == pytest.approx(30.0)
+    assert q.take(1, 1, now=30.0) == ["t1"]
+
+
+def test_recent_usage_decays_with_its_half_life():
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=60.0))
+    q.push("past", "p0", 10.0)
+    assert q.take(0, 1, now=0.0) == ["p0"]
+    q.done(0, "p0", 600.0)  # ten minutes on the lane
+    assert q.usage("past", 660.0) == pytest.approx(300.0)
+    q.push("past", "p1", 10.0)
+    q.push("now", "n0", 10.0)
+    q.settled["now"] = (5.0, 660.0)
+    assert q.take(0, 1, now=660.0) == ["n0"]  # 5 s recent < 300 s
+    q.done(0, "n0", 661.0)
+    # an hour later the ten minutes are worth under a second: no longer behind a client with 5 s an hour ago
+    assert q.usage("past", 4260.0) < 1.0
+
+
+def test_one_client_holds_at_most_all_lanes_but_one():
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=3, reserve_last_lane=False))
+    for i in range(5):
+        q.push("heavy", f"h{i}", 10.0)
+    assert q.take(0, 1, now=0.0) == ["h0"]
+    assert q.take(1, 1, now=0.0) == ["h1"]
+    assert q.take(2, 1, now=0.0) == []  # the third lane stays free for another client
+    q.push("light", "l0", 10.0)
+    assert q.take(2, 1, now=1.0) == ["l0"]
+    q.done(0, "h0", 5.0)
+    assert q.take(0, 1, now=5.0) == ["h2"]  # a lane of its own again
+
+
+def test_a_client_over_its_share_does_not_get_the_last_free_lane():
+    """Two heavy clients (sleepers) and a light one who has nothing queued at this instant: lane 0 holds
+    ``sleeper_a``; when lane 1 frees, ``sleeper_b`` (over the mean of recent usage) may not take it, so it is
+    free when the light client's next job comes."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, half_life_s=1e9))
+    q.settled.update({"sleeper_a": (40.0, 0.0), "sleeper_b": (40.0, 0.0), "light": (4.0, 0.0)})
+    q.push("sleeper_a", "a0", 10.0)
+    assert q.take(0, 1, now=0.0) == ["a0"]
+    q.push("sleeper_b", "b0", 10.0)
+    assert q.take(1, 1, now=1.0) == []
+    q.push("light", "l0", 10.0)
+    assert q.take(1, 1, now=2.0) == ["l0"]  # under its share: it gets the lane
+    q.done(1, "l0", 4.0)
+    q.done(0, "a0", 20.0)
+    assert q.take(0, 1, now=20.0) == ["b0"]  # with both lanes free a heavy client may take one
+
+
+def test_with_one_lane_nothing_is_held_back():
+    """One lane cannot be reserved (a running job is never preempted): the heavy client's job is taken when it
+    is the only work, so the lane is never idle while work waits."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9))
+    q.settled.update({"heavy": (100.0, 0.0), "light": (1.0, 0.0)})
+    q.push("heavy", "h0", 10.0)
+    assert q.take(0, 1, now=0.0) == ["h0"]

@@ -30,7 +30,12 @@ def add_parser(sub) -> None:
     p.add_argument("--max-pending", type=int, default=256, help="unfinished jobs per client")
     p.add_argument("--max-items", type=int, default=64, help="submissions per request")
     p.add_argument("--max-body-kb", type=int, default=2048, help="request body size limit")
-    p.add_argument("--batch-size", type=int, default=64, help="queued candidates handed to the engine at once")
+    p.add_argument("--lanes", type=int, default=0,
+                   help="device lanes taking jobs as they free (default: one per GPU, else one); "
+                        "several CPU lanes suit correctness-only service")
+    p.add_argument("--batch-size", type=int, default=1,
+                   help="jobs a lane takes at once (their builds overlap; the batch runs to its end on that lane)")
+    p.add_argument("--lanes-per-client", type=int, default=0, help="lanes one client may hold (default: all but one)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="evaluate on a Ray cluster (as `mkb eval --ray`)")
     add_engine_options(p)
@@ -92,7 +97,8 @@ def run(args) -> int:
                  if (not args.task_ids or k in args.task_ids) and (not args.category or t.category in args.category)}
     service = EvalService(ServiceConfig(engine=config, db=Path(args.db), tokens=tokens,
                                         max_pending_per_client=args.max_pending, max_items_per_request=args.max_items,
-                                        max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size), tasks)
+                                        max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size,
+                                        lanes=args.lanes, lanes_per_client=args.lanes_per_client), tasks)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
           f"http://{args.host}:{args.port} ({'token required' if tokens.enabled else 'no token: loopback only'})",
           file=sys.stderr)

@@ -1,11 +1,12 @@
-"""Jobs of the evaluation service: submitted, answered from the cache, or evaluated in batches.
+"""Jobs of the evaluation service: submitted, answered from the cache, or evaluated on the engine's lanes.
 
 A submission is answered from the service's cache when it holds the submission's exact key with at least
 the strength asked for (serve/cachekey.py). Otherwise it is queued in its client's queue (serve/sched.py:
-the client that used the least engine time goes next; capped per client and in all); a submission whose key and strength are already
-queued or running joins that one. One engine thread takes batches and runs them through the same Runner as
-``mkb eval`` (``--ray`` included); the Runner is given a store it cannot read back from, so a queued job is
-always evaluated at the strength asked for, never answered by a weaker stored row.
+the client with the least recent engine time goes next, a heavy client does not get the last free lane;
+capped per client and in all); a submission whose key and strength are already queued or running joins that
+one. Each device lane has a thread that takes work as it frees and runs it through the same Runner as
+``mkb eval`` (``--ray`` included; serve/lanes.py); the Runner is given a store it cannot read back from, so a
+queued job is always evaluated at the strength asked for, never answered by a weaker stored row.
 
 Every job, cached or not, belongs to one client (its token's name), counts against that client and is only
 visible to it. Accepted jobs are written to the job store (serve/durable.py) before the reply and re-queued
@@ -17,7 +18,6 @@ from the job store. Build folders of finished jobs are removed (``keep_builds`` 
 from __future__ import annotations
 
 import collections
-import dataclasses
 import json
 import secrets
 import shutil
@@ -29,7 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from multikernelbench.engine.candidates import Candidate, code_hash
+from multikernelbench.engine.candidates import code_hash
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import check_opt_in
 from multikernelbench.records import EvalResult
@@ -37,8 +37,8 @@ from multikernelbench.serve.auth import TokenBook
 from multikernelbench.serve.cachekey import Strength, engine_fingerprint, job_key, strength
 from multikernelbench.serve.durable import JobRow, JobStore
 from multikernelbench.serve.metrics import Metrics
-from multikernelbench.serve.sched import Caps, FairQueue, OverLimit
-from multikernelbench.store import Label, ResultStore
+from multikernelbench.serve.lanes import EngineLanes, lane_configs
+from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
 from multikernelbench.tasks.record import Task
 
 __all__ = ["EvalService", "Job", "JobState", "OverLimit", "ServiceConfig", "Submission"]
@@ -120,8 +120,16 @@ class ServiceConfig:
     max_wait_s: float = 60.0
     #: Seconds a request has to send its whole body.
     body_timeout_s: float = 30.0
-    #: Candidates handed to the engine at once (one Runner.evaluate call: its builds overlap).
-    batch_size: int = 64
+    #: Device lanes taking jobs as they free (serve/lanes.py); 0: one per GPU, else the engine's device_workers.
+    lanes: int = 0
+    #: Jobs a lane takes at once (one Runner.evaluate call: their builds overlap, and the batch runs to its end
+    #: on that lane while later jobs wait for a lane); 1 takes the next job as soon as a lane frees.
+    batch_size: int = 1
+    #: Lanes one client may hold at once (0: all but one) and the half-life of the recent engine time clients
+    #: are ordered by; heavy clients do not get the last free lane (serve/sched.py).
+    lanes_per_client: int = 0
+    usage_half_life_s: float = 120.0
+    reserve_last_lane: bool = True
     #: Memory budget of the job table (sources of unfinished jobs, results of finished ones) and the finished
     #: jobs one client keeps in memory; past either, the oldest finished jobs leave memory (not the job store).
     max_table_bytes: int = 256 * 1024 * 1024
@@ -130,16 +138,6 @@ class ServiceConfig:
     keep_finished: int = 200_000
     #: Keep finished jobs' build folders (a warm C++ build cache; size them with the engine's quota).
     keep_builds: bool = False
-
-
-class _WriteOnlyStore(ResultStore):
-    """The results store as the service's Runner sees it: results are written, never read back.
-
-    The store's key leaves out per-request options (timing budget, fresh shapes count), so a row there may be
-    weaker than the job asks for; the service decides what is cached (serve/cachekey.py) before queueing."""
-
-    def get(self, *args, **kwargs) -> EvalResult | None:
-        return None
 
 
 class EvalService:
@@ -171,16 +169,18 @@ class EvalService:
         self.table_bytes = 0
         self.finished: collections.OrderedDict[str, None] = collections.OrderedDict()  # oldest first
         self.finished_of: dict[str, collections.OrderedDict[str, None]] = {}
-        self.sched: FairQueue[Job] = FairQueue(Caps(config.max_pending_per_client, config.max_compute_s_per_client,
-                                                    config.max_pending_total, config.max_compute_s_total))
+        configs = lane_configs(eng, self.backend, config.lanes)
+        self.sched: FairQueue[Job] = FairQueue(
+            Caps(config.max_pending_per_client, config.max_compute_s_per_client, config.max_pending_total,
+                 config.max_compute_s_total),
+            Share(lanes=len(configs), lanes_per_client=config.lanes_per_client, half_life_s=config.usage_half_life_s,
+                  reserve_last_lane=config.reserve_last_lane))
         self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
-        self._last_finish = time.time()
         self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)
         self._stop = False
         self._requeue()
-        self.thread = threading.Thread(target=self._loop, name="mkb-serve-engine", daemon=True)
-        self.thread.start()
+        self.lanes = EngineLanes(self, configs)
 
     # ---- request side (any thread) ----------------------------------------------------------------
     def _new_job(self, job_id: str, client: str, task: Task, chash: str, fresh: int, budget: float | None,
@@ -291,7 +291,7 @@ class EvalService:
         with self.lock:
             self._stop = True
             self.lock.notify_all()
-        self.thread.join(timeout=5)
+        self.lanes.join(timeout=5)
 
     # ---- memory -----------------------------------------------------------------------------------
     def _retire(self, job: Job) -> None:
@@ -317,58 +317,26 @@ class EvalService:
         while self.table_bytes > self.config.max_table_bytes and self.finished:
             self._drop(next(iter(self.finished)))
 
-    # ---- engine side (one thread) -----------------------------------------------------------------
-    def _loop(self) -> None:
-        store = _WriteOnlyStore(self.config.db)
-        try:
+    # ---- engine side (the lanes' threads: serve/lanes.py) -------------------------------------------
+    def take(self, lane: int) -> list[Job] | None:
+        """The next jobs for ``lane`` (serve/sched.py decides whose), marked running; blocks until there are
+        some; None when the service stops. A lane the rules hold idle looks again each second (recent usage
+        decays) and whenever a job is queued or finishes."""
+        with self.lock:
             while True:
-                with self.lock:
-                    while not len(self.sched) and not self._stop:
-                        self.lock.wait()
-                    if self._stop:
-                        return
-                    batch = self.sched.take(self.config.batch_size)
-                    now = time.time()
-                    self._last_finish = now
-                    for job in batch:
-                        for j in [job, *job.followers]:
-                            j.state, j.started_at = JobState.RUNNING, now
-                            self.metrics.observe("queue", now - j.submitted_at)
-                    self.running += len(batch)
-                groups: dict[tuple, list[Job]] = {}
-                for job in batch:
-                    groups.setdefault((job.fresh_shapes, job.timing_budget_s), []).append(job)
-                for (fresh, budget), jobs in groups.items():
-                    self._run_group(store, fresh, budget, jobs)
-        finally:
-            store.close()
-
-    def _run_group(self, store: ResultStore, fresh: int, budget: float | None, jobs: list[Job]) -> None:
-        from multikernelbench.cluster import make_runner
-
-        eng = self.config.engine
-        timing = dataclasses.replace(eng.timing, budget_s=budget) if budget else eng.timing
-        config = dataclasses.replace(eng, fresh_shapes=fresh, timing=timing)
-        labels = {secrets.token_hex(8): job for job in jobs}  # opaque labels: a result names no job
-        cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
-                           meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in labels.items()]
-        tasks = {j.task.id: j.task for j in jobs}
-
-        def on_result(result: EvalResult, cand: Candidate) -> None:
-            job = labels.get(cand.label)
-            if job is not None:
-                self.metrics.observe("build", result.compile_time_s)
-                self._finish(job, result, JobState.DONE)
-
-        try:
-            make_runner(config, store, on_result=on_result, progress=False).evaluate(list(tasks.values()), cands)
-        except Exception as exc:  # the service outlives a failed batch; its jobs say why
-            print(f"mkb serve: batch failed: {exc!r}", file=sys.stderr)
-            for job in jobs:
-                self._finish(job, None, JobState.FAILED, f"harness error: {type(exc).__name__}: {exc}")
-        for job in jobs:  # not emitted (a run's time limit): fail closed, never a silent hang
-            if job.state == JobState.RUNNING:
-                self._finish(job, None, JobState.FAILED, "harness: the engine returned no result for it")
+                if self._stop:
+                    return None
+                batch = self.sched.take(lane, self.config.batch_size, time.time()) if self.sched.waiting() else []
+                if batch:
+                    break
+                self.lock.wait(timeout=1.0 if self.sched.waiting() else None)
+            now = time.time()
+            for job in batch:
+                for j in [job, *job.followers]:
+                    j.state, j.started_at = JobState.RUNNING, now
+                    self.metrics.observe("queue", now - j.submitted_at)
+            self.running += len(batch)
+            return batch
 
     def _clean_build(self, job: Job) -> None:
         """Remove the finished job's build folder unless another unfinished job has the same code (before the
@@ -381,7 +349,9 @@ class EvalService:
         if not busy:
             shutil.rmtree(Path(self.config.engine.build_root) / self.backend.name / job.code_hash, ignore_errors=True)
 
-    def _finish(self, job: Job, result: EvalResult | None, state: JobState, message: str = "") -> None:
+    def finish(self, lane: int, job: Job, result: EvalResult | None, message: str = "") -> None:
+        """A taken job's end (from its lane's thread): done with a result, else failed with ``message``."""
+        state = JobState.DONE if result is not None else JobState.FAILED
         self._clean_build(job)
         now = time.time()
         payload = None
@@ -391,10 +361,7 @@ class EvalService:
             payload = json.dumps(d, separators=(",", ":"))
         with self.lock:
             self.running -= 1
-            # The engine time this job took: since the batch's previous result (one lane's results come one
-            # after another), charged to its client for the fair queue's ordering.
-            self.sched.settle(job.client, job.compute_s, now - self._last_finish)
-            self._last_finish = now
+            self.sched.done(lane, job, now)  # the lane's time so far is charged to the clients it held
             if self.leaders.get((job.key, job.strength)) is job:
                 del self.leaders[(job.key, job.strength)]
             group = [job, *job.followers]

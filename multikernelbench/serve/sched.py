@@ -1,25 +1,48 @@
-"""Fair scheduling of queued jobs across clients, with per-client and global caps on pending work.
+"""Fair scheduling of queued jobs over the engine's device lanes, with caps on pending work per client and in all.
 
 First come, first served lets one client that queues a thousand candidates hold everyone else behind them
-for the length of its backlog. Here each client has its own queue, and the engine takes next from the
-client that has used the least engine time (start-time fair queueing over measured seconds, not job
-counts: a client whose candidates each hold the device for 20 s does not get as much of it as one whose
-candidates take 1 s). A client that becomes active starts at the least usage of the clients waiting, so
-idle time is no credit to spend later and a past heavy user is not starved for ever. Ties go to the client
-that waited longest. Caps are checked before anything is queued: a client's pending jobs, a client's pending compute
-(the sum of its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the
-service's pending jobs and compute in all.
+for the length of its backlog, and a batch that runs to its end lets one slow candidate hold every job that
+arrives after it. So:
 
-Not thread-safe on its own: the service calls it under its lock.
+* **Per-client queues, least recent usage first.** Each client has its own FIFO; a lane that frees takes
+  next from the client with the least *recent* engine time: lane seconds, decayed with a half-life
+  (``Share.half_life_s``, as a fair-share batch scheduler does), so a client is judged on the last few
+  minutes, not on its whole history, and idle time buys no more than a clean slate. Ties go to the client
+  that waited longest.
+* **Charged as it runs.** A lane's elapsed time is counted against the clients of the jobs it holds while
+  they run, not only when they end: a candidate that sleeps at import is already the most expensive job in
+  the queue while it sleeps, not a 10 s estimate until it returns.
+* **Lanes taken as they free.** The service takes work per lane (serve/lanes.py), so a slow job holds one
+  lane, not the service.
+* **A per-client lane cap.** One client holds at most ``lanes_per_client`` lanes at once (default: all but
+  one), so a single client with slow jobs cannot occupy every lane while others wait.
+* **The last free lane is for clients under their share.** A client whose recent usage is above the mean of
+  the clients that used or want the engine recently does not get the last free lane; it stays free for a
+  client under its share. Without this a work-conserving scheduler hands an idle lane to the heavy user
+  whenever the others (who block on their results before submitting again) momentarily have nothing queued,
+  and a slow job taken in that instant holds the lane against them. Several heavy clients together hold at
+  most ``lanes - 1`` lanes. With one lane nothing can be reserved: a running job is never preempted, so
+  there the bound on another client's wait is one job (the engine's run timeouts).
+
+Caps are checked before anything is queued: a client's pending jobs, a client's pending compute (the sum of
+its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the service's pending
+jobs and compute in all.
+
+Not thread-safe on its own: the service calls it under its lock. Times are passed in (``now``), so the rules
+are tested without clocks.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 from dataclasses import dataclass
 from typing import Generic, Hashable, TypeVar
 
 T = TypeVar("T", bound=Hashable)
+
+#: Recent usage below this (seconds) is forgotten: the table of past clients does not grow for ever.
+FORGET_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -30,24 +53,45 @@ class Caps:
     total_compute_s: float = 36000.0
 
 
+@dataclass(frozen=True)
+class Share:
+    """How lanes are shared (see the module docstring)."""
+
+    lanes: int = 1
+    #: Lanes one client may hold at once; 0 = all but one (at least one).
+    lanes_per_client: int = 0
+    #: Half-life of recent usage, seconds.
+    half_life_s: float = 120.0
+    #: Keep the last free lane for clients under their share (only meaningful with two lanes or more).
+    reserve_last_lane: bool = True
+
+    @property
+    def client_lanes(self) -> int:
+        return self.lanes_per_client if self.lanes_per_client > 0 else max(1, self.lanes - 1)
+
+
 class OverLimit(Exception):
     """A client asked for more than its share (or the service is full); nothing of the request was queued."""
 
 
 class FairQueue(Generic[T]):
-    """Per-client FIFO queues taken least-used first; pending counts cover queued and running jobs."""
+    """Per-client FIFO queues taken per lane; pending counts cover queued and running jobs."""
 
-    def __init__(self, caps: Caps) -> None:
+    def __init__(self, caps: Caps, share: Share | None = None) -> None:
         self.caps = caps
+        self.share = share or Share()
         self.queues: dict[str, collections.deque[tuple[T, float]]] = {}
-        self.used: dict[str, float] = {}  # engine seconds per client (comparable among active clients only)
         self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
         self._tick = 0
+        self.settled: dict[str, tuple[float, float]] = {}  # client -> (recent lane seconds, as of this time)
+        self.lane_items: dict[int, list[tuple[str, T]]] = {}  # a busy lane's unfinished items
+        self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
         self.jobs: collections.Counter[str] = collections.Counter()  # queued + running, per client
         self.compute: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.total_jobs = 0
         self.total_compute = 0.0
 
+    # ---- caps -------------------------------------------------------------------------------------
     def check(self, client: str, n: int, compute_s: float) -> None:
         """Raise :class:`OverLimit` if ``n`` more jobs costing ``compute_s`` would pass a cap."""
         c = self.caps
@@ -72,8 +116,6 @@ class FairQueue(Generic[T]):
         self.charge(client, compute_s)
         queue = self.queues.get(client)
         if queue is None:
-            floor = min((self.used.get(c, 0.0) for c in self.queues), default=0.0)
-            self.used[client] = max(self.used.get(client, 0.0), floor)
             self._tick += 1
             self.since[client] = self._tick
             queue = self.queues[client] = collections.deque()
@@ -89,24 +131,90 @@ class FairQueue(Generic[T]):
         self.total_jobs -= 1
         self.total_compute = max(0.0, self.total_compute - compute_s)
 
-    def take(self, n: int) -> list[T]:
-        """Up to ``n`` queued items, one per client in turn (they stay charged until released)."""
+    # ---- usage ------------------------------------------------------------------------------------
+    def _decayed(self, client: str, now: float) -> float:
+        value, at = self.settled.get(client, (0.0, now))
+        return value * math.pow(0.5, max(0.0, now - at) / self.share.half_life_s)
+
+    def _add(self, client: str, seconds: float, now: float) -> None:
+        self.settled[client] = (self._decayed(client, now) + seconds, now)
+
+    def usage(self, client: str, now: float) -> float:
+        """Recent lane seconds of ``client``: settled (decayed) plus its part of the busy lanes' time so far."""
+        total = self._decayed(client, now)
+        for lane, items in self.lane_items.items():
+            mine = sum(1 for c, _ in items if c == client)
+            if mine:
+                total += max(0.0, now - self.lane_mark[lane]) * mine / len(items)
+        return total
+
+    def over_share(self, client: str, now: float) -> bool:
+        """Whether ``client`` used more than the mean of the clients that used the engine recently or want it."""
+        for c in [c for c in self.settled if c not in self.queues and self._decayed(c, now) < FORGET_S]:
+            del self.settled[c]
+        active = set(self.settled) | set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}
+        active.add(client)
+        usages = {c: self.usage(c, now) for c in active}
+        return usages[client] > sum(usages.values()) / len(usages) + 1e-9
+
+    # ---- lanes ------------------------------------------------------------------------------------
+    def lanes_of(self, client: str) -> set[int]:
+        return {lane for lane, items in self.lane_items.items() if any(c == client for c, _ in items)}
+
+    def _eligible(self, client: str, lane: int, now: float) -> bool:
+        share = self.share
+        held = self.lanes_of(client) | {lane}
+        if len(held) > share.client_lanes:
+            return False
+        if share.reserve_last_lane and share.lanes > 1:
+            free_after = share.lanes - len(set(self.lane_items) | {lane})
+            if free_after <= 0 and self.over_share(client, now):
+                return False
+        return True
+
+    def take(self, lane: int, n: int, now: float) -> list[T]:
+        """Up to ``n`` queued items for ``lane`` (free until now), one per eligible client in turn, least recent
+        usage first; they stay charged until released and their lane's time is charged until :meth:`done`."""
         out: list[T] = []
         while self.queues and len(out) < n:
-            client = min(self.queues, key=lambda c: (self.used.get(c, 0.0), self.since[c]))
+            ready = [c for c in self.queues if self._eligible(c, lane, now)]
+            if not ready:
+                break
+            client = min(ready, key=lambda c: (self.usage(c, now), self.since[c]))
             queue = self.queues[client]
-            item, cost = queue.popleft()
+            item, _ = queue.popleft()
             out.append(item)
-            self.used[client] = self.used.get(client, 0.0) + cost  # provisional: corrected by account()
+            if lane not in self.lane_items:
+                self.lane_items[lane] = []
+                self.lane_mark[lane] = now
+            else:
+                self._settle_lane(lane, now)  # the time so far was the items already there
+            self.lane_items[lane].append((client, item))
             self._tick += 1
             self.since[client] = self._tick
             if not queue:
                 del self.queues[client]
         return out
 
-    def settle(self, client: str, estimate: float, seconds: float) -> None:
-        """Replace a taken job's provisional cost by the engine time it took."""
-        self.used[client] = max(0.0, self.used.get(client, 0.0) - estimate + max(0.0, seconds))
+    def _settle_lane(self, lane: int, now: float) -> None:
+        items = self.lane_items[lane]
+        elapsed = max(0.0, now - self.lane_mark[lane])
+        for client, _ in items:
+            self._add(client, elapsed / len(items), now)
+        self.lane_mark[lane] = now
+
+    def done(self, lane: int, item: T, now: float) -> None:
+        """A taken item finished: its lane's time so far is charged to the clients it held, and it leaves."""
+        items = self.lane_items.get(lane)
+        if not items:
+            return
+        self._settle_lane(lane, now)
+        self.lane_items[lane] = [(c, i) for c, i in items if i is not item]
+        if not self.lane_items[lane]:
+            del self.lane_items[lane], self.lane_mark[lane]
+
+    def waiting(self) -> bool:
+        return bool(self.queues)
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.queues.values())

@@ -1,0 +1,182 @@
+"""The service's engine side: one thread per device lane, each taking work from the fair queue as it frees.
+
+Why lanes and not one batch at a time: the engine runs a batch to its end, so with one engine thread a job
+that arrives while a batch runs waits for the whole batch, and a candidate that sleeps 20 s at import holds
+every other client for 20 s. Here each lane (a GPU, or a CPU lane) has its own thread and its own Runner
+pinned to that lane; a lane that frees takes the next job at once (serve/sched.py decides whose), so a slow
+job holds one lane, not the service. ``batch_size`` > 1 lets a lane take several jobs at once (their builds
+overlap; the batch then runs to its end on that lane).
+
+A Runner starts its zygote (the pre-imported process workers fork from: seconds of CPU) per ``evaluate``;
+a lane that takes one job at a time would pay that per job, so each lane keeps one zygote for all its runs
+(started when the lane starts, again if it dies). The zygote is trusted and only forks workers; a run of many
+clients' candidates shared one already.
+
+Lanes share the Runner's GPU lock only within one Runner, so lanes are never more than the GPUs (one per
+GPU). Several CPU lanes share the cores: like the engine's ``device_workers``, they suit correctness-only
+service (no timing), where a sleeping or failing candidate holds a lane but no core.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.runner import Runner
+from multikernelbench.records import EvalResult
+from multikernelbench.store import Label, ResultStore
+
+if TYPE_CHECKING:
+    from multikernelbench.serve.jobs import EvalService, Job
+
+
+class WriteOnlyStore(ResultStore):
+    """The results store as the service's Runner sees it: results are written, never read back.
+
+    The store's key leaves out per-request options (timing budget, fresh shapes count), so a row there may be
+    weaker than the job asks for; the service decides what is cached (serve/cachekey.py) before queueing."""
+
+    def get(self, *args, **kwargs) -> EvalResult | None:
+        return None
+
+
+def lane_configs(engine: EngineConfig, backend: Any, requested: int) -> list[EngineConfig]:
+    """One engine config per lane: ``requested`` lanes (0: one per GPU, else the engine's ``device_workers``),
+    each pinned to its GPU on a CUDA backend (never more lanes than GPUs: two Runners on one GPU would not
+    share its lock, and one's kernels would run inside the other's clock). On Ray a lane is a batch in flight
+    on the cluster, which places it."""
+    if engine.ray_address:
+        return [engine] * max(1, requested or 1)
+    gpus = list(engine.gpus) if engine.gpus is not None else \
+        (backend.gpu_indices() if backend.device_type == "cuda" else [])
+    if gpus:
+        n = min(requested or len(gpus), len(gpus))
+        if requested > n:
+            print(f"mkb serve: {requested} lanes asked for, {n} GPUs: one lane per GPU", file=sys.stderr)
+        return [dataclasses.replace(engine, gpus=(g,)) for g in gpus[:n]]
+    n = max(1, requested or engine.device_workers)
+    return [dataclasses.replace(engine, device_workers=1) for _ in range(n)]
+
+
+def run_config(lane: EngineConfig, fresh: int, budget: float | None) -> EngineConfig:
+    timing = dataclasses.replace(lane.timing, budget_s=budget) if budget else lane.timing
+    return dataclasses.replace(lane, fresh_shapes=fresh, timing=timing)
+
+
+class _KeptZygote:
+    """The lane's zygote as a Runner sees it: the Runner closes its zygote at the end of every run; this one
+    stays for the lane's next run."""
+
+    def __init__(self, zygote: Any) -> None:
+        self._zygote = zygote
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._zygote, name)
+
+    def close(self) -> None:
+        pass
+
+
+class _LaneRunner(Runner):
+    """The local Runner with its lane's zygote instead of one started (and imported, seconds of CPU) per run."""
+
+    def __init__(self, config: EngineConfig, store: ResultStore, on_result: Any, lane: _Lane) -> None:
+        super().__init__(config, store, on_result=on_result, progress=False)
+        self._lane = lane
+
+    def _start_zygote(self, wait: bool = True) -> Any:
+        return self._lane.zygote(self, wait)
+
+
+class _Lane:
+    """One lane's thread: take, evaluate, report each result; the zygote lives as long as the lane."""
+
+    def __init__(self, service: EvalService, index: int, config: EngineConfig) -> None:
+        self.service, self.index, self.config = service, index, config
+        self.labels: dict[str, Job] = {}
+        self._zygote: Any = None
+        self.thread = threading.Thread(target=self.loop, name=f"mkb-serve-lane-{index}", daemon=True)
+
+    def zygote(self, runner: Runner, wait: bool = True) -> Any:
+        """The lane's zygote, started (or started again, if it died) by ``runner``'s own method."""
+        if self._zygote is None or not self._zygote.alive():
+            if self._zygote is not None:
+                self._zygote.close()
+            self._zygote = Runner._start_zygote(runner, wait)
+        if self._zygote is None:
+            return None  # fresh interpreters (no zygote on this backend, or it could not start)
+        if wait:
+            self._zygote.wait_ready()
+        return _KeptZygote(self._zygote)
+
+    def loop(self) -> None:
+        store = WriteOnlyStore(self.service.config.db)
+        try:
+            if not self.config.ray_address:  # its imports run while the lane waits for work
+                try:
+                    self.zygote(self.runner(store, 0, None), wait=False)
+                except Exception as exc:  # only a head start is lost
+                    print(f"mkb serve: lane {self.index}: zygote not started ahead: {exc!r}", file=sys.stderr)
+            while True:
+                batch = self.service.take(self.index)
+                if batch is None:
+                    return
+                groups: dict[tuple, list[Job]] = {}
+                for job in batch:
+                    groups.setdefault((job.fresh_shapes, job.timing_budget_s), []).append(job)
+                for (fresh, budget), jobs in groups.items():
+                    self.run(store, fresh, budget, jobs)
+        finally:
+            if self._zygote is not None:
+                self._zygote.close()
+            store.close()
+
+    def runner(self, store: ResultStore, fresh: int, budget: float | None) -> Runner:
+        config = run_config(self.config, fresh, budget)
+        if config.ray_address:
+            from multikernelbench.cluster import make_runner
+
+            return make_runner(config, store, on_result=self.on_result, progress=False)
+        return _LaneRunner(config, store, self.on_result, self)
+
+    def on_result(self, result: EvalResult, cand: Candidate) -> None:
+        job = self.labels.pop(cand.label, None)
+        if job is not None:
+            self.service.metrics.observe("build", result.compile_time_s)
+            self.service.finish(self.index, job, result)
+
+    def run(self, store: ResultStore, fresh: int, budget: float | None, jobs: list[Job]) -> None:
+        self.labels = {secrets.token_hex(8): job for job in jobs}  # opaque labels: a result names no job
+        cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
+                           meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in self.labels.items()]
+        tasks = {j.task.id: j.task for j in jobs}
+        try:
+            self.runner(store, fresh, budget).evaluate(list(tasks.values()), cands)
+        except Exception as exc:  # the service outlives a failed run; its jobs say why
+            print(f"mkb serve: lane {self.index}: run failed: {exc!r}", file=sys.stderr)
+            for job in list(self.labels.values()):
+                self.service.finish(self.index, job, None, f"harness error: {type(exc).__name__}: {exc}")
+        for job in list(self.labels.values()):  # not emitted (a run's time limit): fail closed, never a hang
+            self.service.finish(self.index, job, None, "harness: the engine returned no result for it")
+        self.labels = {}
+
+
+class EngineLanes:
+    """The lanes of one service; started at once, stopped by the service's ``close``."""
+
+    def __init__(self, service: EvalService, configs: list[EngineConfig]) -> None:
+        self.lanes = [_Lane(service, i, c) for i, c in enumerate(configs)]
+        for lane in self.lanes:
+            lane.thread.start()
+
+    def __len__(self) -> int:
+        return len(self.lanes)
+
+    def join(self, timeout: float) -> None:
+        for lane in self.lanes:
+            lane.thread.join(timeout=timeout)
