@@ -26,3 +26,13 @@ def categories() -> list[str]:
 
 def by_id():
     return {t.id: t for t in suite_tasks()}
+
+
+@lru_cache(maxsize=1)
+def first_of_each_category() -> frozenset[str]:
+    """One task per category (the first in suite order): the fast tier's sample of a per-task check, so a
+    change to the check itself is tried on every category in seconds; the full suite runs every task."""
+    first: dict[str, str] = {}
+    for t in suite_tasks():
+        first.setdefault(t.category, t.id)
+    return frozenset(first.values())

@@ -9,6 +9,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: ``--fast-limit``: the fast tier's rule (tests not marked ``slow`` stay cheap), checked when asked.
+pytest_plugins = ("tests._fast_tier",)
+
 
 def _xdist_worker() -> bool:
     return bool(os.environ.get("PYTEST_XDIST_WORKER"))
@@ -17,34 +20,48 @@ def _xdist_worker() -> bool:
 #: Files whose tests are marked ``timing`` (they run alone under xdist, see pytest_runtest_protocol): handed out
 #: first, so each waits at most for the other worker's timing file, not for a long build-heavy test of a file
 #: that happens to be running there (a C++ exemplar run or a backend's module fixture: 100-550 s on 2 cores).
-TIMING_FIRST = ("test_fresh_inputs.py", "test_timing_integrity.py", "test_sandbox_kernel.py")
+#: (test_sandbox_kernel and test_worker_isolation time nothing but are marked ``timing`` to run alone too.)
+TIMING_FIRST = ("test_fresh_inputs.py", "test_timing_integrity.py", "test_timing_evidence.py", "test_sandbox_kernel.py",
+                "test_worker_isolation.py")
 
-#: Then the other test files by measured wall time on the 2-core host, longest first (summed test durations
-#: of a cold run with a fresh HOME, 2026-12-02 at 0786cdf, seconds in the comments): README's command gives
-#: each file to one of two pytest-xdist workers, and a long file handed out last leaves the other worker idle
-#: at the end. Files not named here follow in collection order; a renamed file only loses its place.
+#: Then the other test files by measured wall time on the 2-core host, longest first (seconds in the comments:
+#: summed test durations: what the 25 slowest of a full run on 2026-12-04 (~11:05-11:38) show, else a cold run
+#: with a fresh HOME at 662bb66, else a one-process run of the file; on a loaded host, so only the order
+#: matters): README's command gives each file to one of two pytest-xdist workers, and
+#: a long file handed out last leaves the other worker idle at the end. Files not named here follow in
+#: collection order; a renamed file only loses its place.
 LONGEST_FIRST = TIMING_FIRST + (
-    "test_prompt_exemplars.py",  # 849
-    "test_anticheat_cpu.py",  # 549
-    "test_suite_selfcheck.py",  # 256
-    "test_backend_helion_cpu.py",  # 203
-    "test_engine_python.py",  # 195
-    "test_pipeline.py",  # 194
-    "test_cuda_light_headers.py",  # 166
-    "test_ray_cluster.py",  # 159
-    "test_backend_numba_cuda_cpu.py",  # 149
-    "test_cli_baseline.py",  # 147
-    "test_backend_opencl.py",  # 123
-    "test_exemplars_numba_helion.py",  # 116
-    "test_heldout.py",  # 112
-    "test_cli_errors.py",  # 110
-    "test_demo.py",  # 88
-    "test_hfcache.py",  # 73
-    "test_backend_pallas_interp.py",  # 68
-    "test_suite_gates.py",  # 50
-    "test_install_by_name.py",  # 38
-    "test_cli_resume.py",  # 31
-    "test_metrics_module.py",  # 27
+    "test_prompt_exemplars.py",  # 543
+    "test_anticheat_cpu.py",  # 373
+    "test_cuda_light_headers.py",  # 233
+    "test_pipeline.py",  # 208
+    "test_suite_selfcheck.py",  # 203
+    "test_exemplars_numba_helion.py",  # 160
+    "test_ray_cluster.py",  # 150
+    "test_engine_python.py",  # 150
+    "test_demo.py",  # 144
+    "test_host_pch.py",  # 129
+    "test_backend_helion_cpu.py",  # 113
+    "test_suite_gates.py",  # 109
+    "test_verdict_outputs.py",  # 94+
+    "test_heldout.py",  # 90
+    "test_cli_baseline.py",  # 88
+    "test_backend_opencl.py",  # 87
+    "test_backend_numba_cuda_cpu.py",  # 75
+    "test_serve_attacks.py",  # 75
+    "test_backend_pallas_interp.py",  # 72
+    "test_ctrl_c.py",  # 68
+    "test_hfcache.py",  # 56
+    "test_kernelbench_import.py",  # 51
+    "test_cli_errors.py",  # 47
+    "test_install_by_name.py",  # 41
+    "test_pch_warmer.py",  # 41
+    "test_prefetch.py",  # 35
+    "test_metrics_module.py",  # 30
+    "test_cli_resume.py",  # 28
+    "test_serve_restart.py",  # 24
+    "test_prompts.py",  # 23
+    "test_build_gate.py",  # 20
 )
 
 

@@ -110,6 +110,7 @@ def test_static_try_that_reraises_is_fine():
     assert _rules("import torch\ntry:\n    import k\nexcept ImportError:\n    raise\n") == []
 
 
+@pytest.mark.slow
 def test_static_shipped_solutions_clean(suite):
     """No false alarm on any shipped correct solution of any backend (static rules are backend-aware)."""
     for path in sorted((REPO / "solutions").glob("*/*.py")):
@@ -150,6 +151,7 @@ def test_aliasing_and_judgement():
     assert alias_findings([0], []) and not alias_findings([0], [0])
 
 
+@pytest.mark.slow
 def test_busy_background_thread_is_seen():
     stop = threading.Event()
 
@@ -288,6 +290,7 @@ def test_correct_solutions_not_flagged(suite, engine_config):
     assert flagged.status == Status.CHEAT_DETECTED and "sanity bound" in flagged.message
 
 
+@pytest.mark.slow
 def test_torch_compile_rebinds_only_what_the_worker_expects():
     """What torch.compile itself rebinds among the patch targets: the worker re-bases its snapshot after the
     baseline compile and judges harness-critical changes made meanwhile, so this list must stay small and

@@ -44,6 +44,7 @@ def outcomes(tmp_path_factory):
     return evaluate_backend_solutions(BACKEND, tmp_path_factory.mktemp(f"{BACKEND}-builds"), lean=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", FILES)
 def test_solution_status(outcomes, label):
     cand, res = outcomes[label]

@@ -59,6 +59,7 @@ def _load(backend, path: Path, build_dir: Path):
     return backend.load(path.read_text(), build_dir)
 
 
+@pytest.mark.slow
 def test_async_kernel_cannot_escape_the_clock(tmp_path, monkeypatch):
     """Attack first: with the plain host clock, a forward that returns before its kernel finished is timed as the
     enqueue alone; the backend's sampler waits for every queue the candidate used, so the kernel is inside."""
@@ -89,6 +90,7 @@ def test_async_kernel_cannot_escape_the_clock(tmp_path, monkeypatch):
     sys.modules.pop("candidate", None)
 
 
+@pytest.mark.slow
 def test_probe_names_own_and_library_kernels(tmp_path, monkeypatch):
     import torch
 
@@ -123,6 +125,7 @@ def outcomes(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", FILES)
 def test_opencl_solution_status(outcomes, label):
     cand, res = outcomes[label]
@@ -135,6 +138,7 @@ def test_opencl_solution_status(outcomes, label):
         assert "no kernel of the candidate's own ran" in res.message, res.message
 
 
+@pytest.mark.slow
 def test_mkb_prompt_opencl(capsys):
     """The prompt states the OpenCL contract and shows the task category's OpenCL exemplar."""
     from multikernelbench.cli.main import main

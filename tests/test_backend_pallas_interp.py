@@ -46,6 +46,7 @@ def outcomes(tmp_path_factory):
     return evaluate_backend_solutions("pallas", tmp_path_factory.mktemp("pallas-builds"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", FILES)
 def test_pallas_solution_status(outcomes, label):
     cand, res = outcomes[label]

@@ -36,6 +36,7 @@ def outcomes(tmp_path_factory):
     return evaluate_backend_solutions("triton", tmp_path_factory.mktemp("triton-builds"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", FILES)
 def test_triton_solution_status(outcomes, label):
     cand, res = outcomes[label]

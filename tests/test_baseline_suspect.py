@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from multikernelbench.baselines import Match, load_baseline
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,6 +52,7 @@ def test_skewed_and_disagreeing_rows_are_marked_and_not_used(tmp_path):
     assert baseline.match("t.failed", "h-t.failed")[0] is Match.FAILED
 
 
+@pytest.mark.slow
 def test_the_packaged_baseline_covers_the_suite():
     """Every suite task has a row in the shipped H200 baseline (measured, failed or suspect: listed)."""
     from multikernelbench.tasks import load_suite

@@ -75,6 +75,7 @@ def _mkb(*args: str) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_mkb_cache_list_and_prune(cache):
     listed = _mkb("cache", "list", "--build-root", str(cache))
     assert listed.returncode == 0, listed.stderr

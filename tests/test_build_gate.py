@@ -35,6 +35,7 @@ def test_a_crowded_build_counts_the_cores_it_would_have_used():
     assert bg.BuildSample(10.0, 20.0, crowding=0.4).cores == 0.5  # an idle host says nothing more
 
 
+@pytest.mark.slow
 def test_the_run_queue_sees_threads_waiting_for_a_core(tmp_path):
     """Real CPU burners, three per core, beside a gate holding one build: the crowding it reports for that
     build is well above one (a quiet host reads ~1)."""
@@ -64,6 +65,7 @@ def test_profile_round_trip_keeps_the_recent_builds(tmp_path):
     assert bg.read_profile(tmp_path) == []  # a broken profile is no profile
 
 
+@pytest.mark.slow
 def test_cpu_of_a_process_includes_the_children_it_waited_for():
     before = bg.process_cpu_seconds(os.getpid())
     subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
@@ -141,6 +143,7 @@ def test_a_lower_limit_holds_new_builds_until_enough_finish(tmp_path):
     assert not late.is_alive() and gate.running == 0
 
 
+@pytest.mark.slow
 def test_engine_records_each_builds_cpu_from_the_compile_worker(tmp_path, suite):
     """A real run (cpu backend, default concurrency): the parent reads the compile worker's CPU, compilers it
     waited for included, and the build root's profile gets the build (here a child that burns ~1 s of CPU
@@ -165,6 +168,7 @@ def test_engine_records_each_builds_cpu_from_the_compile_worker(tmp_path, suite)
     assert sample.wall_s >= 1.0 and sample.cpu_s >= 1.1, sample
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rank_nice", [True, False])
 def test_builds_that_enter_beside_others_run_nicer(tmp_path, suite, rank_nice):
     """A real run (cpu backend, the gate on, two builds at once on this host): each candidate's module, run by

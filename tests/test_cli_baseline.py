@@ -9,6 +9,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 
 def _baseline(tmp_path, out, *extra: str) -> list[dict]:
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "baseline", "--backend", "cpu", "--out", str(out),

@@ -12,6 +12,8 @@ import pytest
 
 from multikernelbench.tasks import load_suite
 
+pytestmark = pytest.mark.slow
+
 SOURCE = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
 
 

@@ -11,6 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 TASKS = ["activation.relu", "activation.sigmoid", "activation.tanh", "activation.elu", "reduce.sum_dim",
          "reduce.mean_dim"]
 

@@ -1,5 +1,7 @@
 """Independent hand counts for a few architecture tasks, checked against the loader's Task.flops / Task.bytes."""
 
+import pytest
+
 from multikernelbench.tasks import load_suite
 
 
@@ -8,6 +10,7 @@ def _task(task_id):
     return task
 
 
+@pytest.mark.slow
 def test_resnet_basic_block_costs():
     # batch 128, 256 channels, 56x56, two 3x3 convs without bias, two inference BNs, add, two ReLUs.
     t = _task("architecture.resnet_basic_block")
@@ -22,6 +25,7 @@ def test_resnet_basic_block_costs():
     assert bf16.bytes == 2 * (2 * elems + weights)
 
 
+@pytest.mark.slow
 def test_lstm_single_costs():
     t = _task("architecture.lstm_single")
     b, L, i, h = 128, 512, 1024, 1024
@@ -35,6 +39,7 @@ def test_lstm_single_costs():
     assert t.bytes == 4 * (n_params + io)
 
 
+@pytest.mark.slow
 def test_encoder_prenorm_costs():
     t = _task("architecture.encoder_prenorm")
     b, L, d, h = 32, 1024, 1024, 16

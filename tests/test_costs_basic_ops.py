@@ -20,6 +20,7 @@ def _task(task_id):
     return _TASKS[task_id]
 
 
+@pytest.mark.slow
 def test_softmax_fp32_and_bf16():
     # [32768, 16384]: read + write once; 5 flops per element (max, sub, exp, sum, divide)
     n = 32768 * 16384

@@ -23,6 +23,7 @@ def _task(task_id):
     return _tasks()[task_id]  # one suite load shared by every case
 
 
+@pytest.mark.slow
 def test_lookup_by_id_matches():
     ids = ["convolution.conv2d_3x3", "convolution.conv2d_transposed", "attention.mha_softmax.bf16"]
     for task in load_suite(ids=ids):

@@ -5,6 +5,7 @@ eval batch norm 4, layer/group/instance norm 7, softmax 5 per element; max pooli
 element. Bytes are the compulsory traffic of a fused kernel: inputs, parameters (and BN running stats), output.
 """
 
+import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -17,6 +18,7 @@ def _task(task_id):
     return task
 
 
+@pytest.mark.slow
 def test_linear_gelu_scale_costs():
     # GEMM-based: x(32768 x 128) @ W^T + b, GELU, * 2.0 (short K: the epilogue dominates eager time)
     t = _task("fusion.linear_gelu_scale")
@@ -29,6 +31,7 @@ def test_linear_gelu_scale_costs():
     assert bf16.flops == t.flops
 
 
+@pytest.mark.slow
 def test_linear_seq_residual_layernorm_costs():
     # GEMM-based on a (batch, seq, features) tensor: linear, + residual input, LayerNorm(out_features)
     t = _task("fusion.linear_seq_residual_layernorm")
@@ -39,6 +42,7 @@ def test_linear_seq_residual_layernorm_costs():
     assert t.bytes == 4 * (tokens * i + tokens * o + (o * i + o) + 2 * o + tokens * o)
 
 
+@pytest.mark.slow
 def test_matmul_softmax_scale_residual_costs():
     # GEMM-based, no parameters: softmax(A @ B) * 10 + R
     t = _task("fusion.matmul_softmax_scale_residual")
@@ -48,6 +52,7 @@ def test_matmul_softmax_scale_residual_costs():
     assert t.bytes == 4 * (m * k + k * n + m * n + m * n)
 
 
+@pytest.mark.slow
 def test_conv2d_bn_relu_maxpool_costs():
     # conv-based: 3x3 'same' conv 256 -> 512 at 32x32, eval BN, ReLU, 2x2 max pool -> 16x16
     t = _task("fusion.conv2d_bn_relu_maxpool")
@@ -60,6 +65,7 @@ def test_conv2d_bn_relu_maxpool_costs():
     assert t.bytes == 4 * (n * ci * hw * hw + params + pooled)
 
 
+@pytest.mark.slow
 def test_convt3d_bn_gelu_costs():
     # conv-based: ConvTranspose3d k3 s2 p1 op1 doubles each of 8x16x16 -> 16x32x32, then eval BN and GELU
     t = _task("fusion.convt3d_bn_gelu")
@@ -71,6 +77,7 @@ def test_convt3d_bn_gelu_costs():
     assert t.bytes == 4 * (x + ci * co * 27 + co + 4 * co + y)
 
 
+@pytest.mark.slow
 def test_conv1d_stride2_leakyrelu_lengthmax_costs():
     # conv-based: Conv1d k3 stride 2 (no padding), leaky ReLU, max over the length
     t = _task("fusion.conv1d_stride2_leakyrelu_lengthmax")
@@ -82,6 +89,7 @@ def test_conv1d_stride2_leakyrelu_lengthmax_costs():
     assert t.bytes == 4 * (n * ci * L + co * ci * 3 + co + n * co)
 
 
+@pytest.mark.slow
 def test_fusion_bytes_and_matmul_flops_match_the_reference():
     """On the smallest test shape of every fp32 fusion task: bytes_moved equals the real input + parameter +
     output sizes, and the GEMM/conv flops PyTorch counts are at most the task's total (the rest is epilogue)."""

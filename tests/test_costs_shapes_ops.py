@@ -148,7 +148,16 @@ def _io_bytes(task, shape, itemsize):
 FLOAT32_OUTPUT = {"index.one_hot"}
 
 
-@pytest.mark.parametrize("task_id", [i for i, t in _suite().items() if t.dtype == "float32"])
+def _float32_tasks():
+    """Every float32 task of these categories; the fast tier (``-m "not slow"``) checks the first of each."""
+    seen = set()
+    for i, t in _suite().items():
+        if t.dtype == "float32":
+            yield pytest.param(i, marks=() if t.category not in seen else pytest.mark.slow)
+            seen.add(t.category)
+
+
+@pytest.mark.parametrize("task_id", list(_float32_tasks()))
 def test_bytes_match_tensors_touched(task_id):
     task = _task(task_id)
     mod = materialize(task)

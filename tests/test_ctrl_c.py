@@ -15,6 +15,8 @@ import time
 import uuid
 from pathlib import Path
 
+import pytest
+
 from multikernelbench.util.interrupt import descendants
 from multikernelbench.util.procs import session_members
 
@@ -97,6 +99,7 @@ def _check_stopped(proc, elapsed, err, sids, what) -> None:
     assert not _alive(sids), f"{what}: left running: {_alive(sids)}"
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_cpp_build(tmp_path, build_root):
     sols = tmp_path / "sols"
     sols.mkdir()
@@ -121,6 +124,7 @@ def test_ctrl_c_during_a_cpp_build(tmp_path, build_root):
     assert _rows(db) == {}
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_timing_then_resume(tmp_path, build_root):
     sols = tmp_path / "sols"
     sols.mkdir()

@@ -41,6 +41,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_versioned(built, tmp_path):
     tasks = list(suite_tasks())
     assert built.version == build.dataset_version(tasks) and len(built.version) == 12
@@ -89,6 +90,7 @@ def test_unknown_placeholder_is_an_error(tmp_path):
         build.write_dataset(list(suite_tasks())[:3], tmp_path / "out", template=bad)
 
 
+@pytest.mark.slow
 def test_load_from_dataset_gives_identical_tasks(built):
     import datasets
 
@@ -147,12 +149,14 @@ def offline_loads(built, tmp_path_factory):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_built_folder_loads_offline_with_exactly_the_suite_rows(offline_loads):
     suite = list(suite_tasks())
     assert [from_dataset_row(r, offline_loads["labels"]) for r in offline_loads["folder"]] == suite
     assert offline_loads["folder_loss"] == [t.id for t in suite if t.category == "loss"]
 
 
+@pytest.mark.slow
 def test_bare_name_loads_the_package_copy_from_the_repo_root(offline_loads):
     pkg = build.package_folder()
     assert not (pkg / "multikernelbench.py").exists(), "datasets would treat the bare name as a dataset script"
@@ -161,6 +165,7 @@ def test_bare_name_loads_the_package_copy_from_the_repo_root(offline_loads):
     assert offline_loads["bare_loss"] == [t.id for t in load_from_dataset(pkg, categories=["loss"])]
 
 
+@pytest.mark.slow
 def test_package_copy_is_up_to_date(capsys):
     """The committed copy must match the suite: a task edit without `mkb dataset build` would ship stale tasks."""
     from multikernelbench.cli.main import main
@@ -170,6 +175,7 @@ def test_package_copy_is_up_to_date(capsys):
     assert load_from_dataset() == list(suite_tasks())
 
 
+@pytest.mark.slow
 def test_cli_build(tmp_path, capsys):
     from multikernelbench.cli.main import main
 
@@ -237,6 +243,7 @@ def test_cli_push_dry_run_sends_nothing(built, capsys):
 
 
 # ---------------------------------------------------------------------------------------------- typed rows
+@pytest.mark.slow
 def test_rows_are_typed_and_the_card_declares_them(built, tmp_path):
     """Shapes are structured features, category/dtype ClassLabels; the card's dataset_info and version say so."""
     import datasets
@@ -267,6 +274,7 @@ def test_rows_are_typed_and_the_card_declares_them(built, tmp_path):
     assert {c["config_name"]: c["version"] for c in meta["configs"]} == dict.fromkeys(infos, FORMAT_VERSION)
 
 
+@pytest.mark.slow
 def test_pushed_folder_loads_back_as_the_suite(built, tmp_path, capsys):
     """`mkb dataset push --local-dir` leaves the folder as the Hub repository would be; it loads back whole."""
     import datasets

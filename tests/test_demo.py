@@ -66,6 +66,7 @@ def _run_demo(tmp_path, build_root, *extra):
     return out, rows, models
 
 
+@pytest.mark.slow
 def test_demo_quick_set(tmp_path, build_root):
     out, rows, models = _run_demo(tmp_path, build_root)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -83,6 +84,7 @@ def test_demo_quick_set(tmp_path, build_root):
             assert f"within {demo.QUICK_RUN_TIMEOUT_S:g} s" in rec["message"]
 
 
+@pytest.mark.slow
 def test_demo_full_takes_the_checkout_folder(tmp_path, build_root):
     """--full on one task: every shipped candidate for it (including the ones not in the quick set), with the
     usual limits. Cheap after the quick run: tanh is built, the two compile errors take seconds."""

@@ -10,6 +10,8 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.runner import CodeExecutionNotAllowed, evaluate_candidates
 from multikernelbench.records import FailureKind, Status
 
+pytestmark = pytest.mark.slow
+
 RELU = "activation.relu"
 
 HEAD = "import torch\nimport torch.nn as nn\n"

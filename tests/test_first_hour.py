@@ -21,6 +21,7 @@ def _mkb(*args: str, cwd=None) -> subprocess.CompletedProcess:
                           text=True, cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow
 def test_generate_with_hf_path_needs_no_model_name(tmp_path, capsys):
     pytest.importorskip("transformers")
     from multikernelbench.sampling.store import iter_generations
@@ -41,6 +42,7 @@ def test_generate_with_hf_path_needs_no_model_name(tmp_path, capsys):
     assert not (tmp_path / "x.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_files_that_are_not_candidates_get_a_skipped_line(tmp_path):
     folder = tmp_path / "sols"
     (folder / "notes").mkdir(parents=True)
@@ -75,6 +77,7 @@ PROBE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ["eval", "--bogus"],
     ["eval", "--solutions", "no_such_folder", "--allow-code-execution"],
@@ -102,6 +105,7 @@ def test_help_has_examples(capsys):
     assert "mkb generate --hf" in text
 
 
+@pytest.mark.slow
 def test_tasks_json_nests_shapes(capsys):
     assert main(["tasks", "--category", "loss", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -110,6 +114,7 @@ def test_tasks_json_nests_shapes(capsys):
     assert "source" not in rows[0]
 
 
+@pytest.mark.slow
 def test_tasks_show_the_shape_the_backend_times_on(capsys):
     from multikernelbench.tasks import load_suite
 

@@ -58,6 +58,7 @@ SCRIPT = textwrap.dedent(r'''
 ''')
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="triton not installed")
 def test_jit_toolchain_allowed_only_from_the_jit_runtime(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, cwd=tmp_path)

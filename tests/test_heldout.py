@@ -29,6 +29,8 @@ from multikernelbench.tasks.heldout.signature import graph_signature, signatures
 from multikernelbench.tasks.loader import tasks_from_source
 from multikernelbench.tasks.module import make_inputs, make_model, materialize
 
+pytestmark = pytest.mark.slow
+
 SEED, COUNT = 2026, 50
 SELF_CHECK_SUFFIX = "\n\n# self-check: the reference itself, as a candidate\nclass ModelNew(Model):\n    pass\n"
 

@@ -38,6 +38,7 @@ def test_drawn_shapes_lie_in_the_ranges_and_differ_from_the_test_shapes():
     assert parse_ranges(None) is None
 
 
+@pytest.mark.slow
 def test_the_loader_rejects_a_task_whose_ranges_exclude_a_test_shape():
     (relu,) = load_suite(ids=["activation.relu"])
     assert task_ranges(relu) is not None
@@ -47,12 +48,14 @@ def test_the_loader_rejects_a_task_whose_ranges_exclude_a_test_shape():
         tasks_from_source(bad, "activation", "relu")
 
 
+@pytest.mark.slow
 def test_several_suite_tasks_declare_ranges_and_the_rest_have_none():
     declared = [t.id for t in load_suite() if t.dtype == "float32" and task_ranges(t) is not None]
     assert len(declared) >= 5
     assert task_ranges(load_suite(ids=["activation.tanh"])[0]) is None
 
 
+@pytest.mark.slow
 def test_tasks_generate_writes_a_folder_every_command_reads(tmp_path, capsys):
     out = tmp_path / "set"
     assert main(["tasks", "generate", "--seed", "11", "--count", "2", "--out", str(out), "--json"]) == 0
@@ -84,6 +87,7 @@ def test_report_separates_suite_from_heldout_results(tmp_path):
     assert task_set_table(suite_only) is None
 
 
+@pytest.mark.slow
 def test_dataset_build_publishes_a_heldout_config(tmp_path, capsys):
     pytest.importorskip("pyarrow")
     from multikernelbench.tasks import load_from_dataset

@@ -20,6 +20,8 @@ import pytest
 from multikernelbench.hfcache import paths
 from multikernelbench.hfcache.startup import seed
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("datasets")
 pytest.importorskip("evaluate")
 

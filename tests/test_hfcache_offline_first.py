@@ -59,6 +59,7 @@ class CountingHub:
         self.sock.close()
 
 
+@pytest.mark.slow
 def test_bare_names_load_without_any_network_request(tmp_path):
     hub = CountingHub()
     cwd = tmp_path / "elsewhere"

@@ -115,6 +115,7 @@ def _symbols(obj: Path) -> list[str]:
     return [re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", ln) for ln in out.splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
 def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(tmp_path):
     from test_cuda_light_headers import PRELUDE, _cuda_sources, _flags, _run

@@ -17,6 +17,7 @@ from multikernelbench.tasks import load_from_dataset
 HW = "Test CPU x2"
 
 
+@pytest.mark.slow
 def test_measured_once_then_read_from_the_cache(tmp_path):
     """A real measurement with torch (a few seconds): every peak positive, the bandwidth curve never faster for
     a larger working set, and a second call reads the file instead of measuring again."""
@@ -65,6 +66,7 @@ def cpu_store(tmp_path, monkeypatch):
     return tmp_path / "r.sqlite", task, table
 
 
+@pytest.mark.slow
 def test_report_gives_cpu_results_roofline_fractions_and_sol_against_their_own_eager(cpu_store):
     from multikernelbench.baselines import load_baseline
     from multikernelbench.report import load_report_data
@@ -89,6 +91,7 @@ def test_report_gives_cpu_results_roofline_fractions_and_sol_against_their_own_e
     assert "### Speed-of-light score per category" in md and "### Hardware and baseline" not in md
 
 
+@pytest.mark.slow
 def test_a_changed_task_or_another_shape_gets_no_fraction(cpu_store, tmp_path):
     """FLOP and byte counts are the task's at its bench shape: a result on other task content (stale hash) or
     timed at another shape gets no fraction rather than a wrong one."""

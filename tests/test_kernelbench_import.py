@@ -28,6 +28,7 @@ def imported(tmp_path_factory):
     return {r.task_id: r for r in rows}, {t.id: t for t in load_suite(out)}
 
 
+@pytest.mark.slow
 def test_import_table_ids_categories_and_flags(imported):
     rows, tasks = imported
     assert set(tasks) == {RELU, LINEAR, EMBED, FIXED}
@@ -46,6 +47,7 @@ def test_import_table_ids_categories_and_flags(imported):
     assert hashlib.sha256(source.encode()).hexdigest() in tasks[LINEAR].source  # the hash names the problem text
 
 
+@pytest.mark.slow
 def test_flops_and_bytes_match_the_hand_count(imported):
     _, tasks = imported
     t = tasks[LINEAR]
@@ -58,6 +60,7 @@ def test_flops_and_bytes_match_the_hand_count(imported):
     assert tasks[EMBED].bytes == 8 * ids + 4 * (out + e["num_embeddings"] * e["embedding_dim"])
 
 
+@pytest.mark.slow
 def test_inputs_come_from_the_harness_generator(imported):
     from multikernelbench.tasks.module import make_inputs, materialize
 
@@ -150,6 +153,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["mkb", "kernelbench"])
 def test_candidates_under_both_policies(imported, engine_config, tmp_path, policy):
     from multikernelbench.engine.candidates import Candidate

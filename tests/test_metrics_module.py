@@ -31,6 +31,7 @@ def metric():
     return evaluate.load(str(METRIC_DIR))
 
 
+@pytest.mark.slow
 def test_card_doctests_pass(at_repo_root):
     result = doctest.testfile(str(METRIC_DIR / "README.md"), module_relative=False, verbose=False,
                               optionflags=doctest.ELLIPSIS)
@@ -38,6 +39,7 @@ def test_card_doctests_pass(at_repo_root):
     assert result.failed == 0
 
 
+@pytest.mark.slow
 def test_module_docstring_doctests_pass(at_repo_root, metric):
     module = sys.modules[type(metric).__module__]
     result = doctest.testmod(module, verbose=False, optionflags=doctest.ELLIPSIS)
@@ -52,6 +54,7 @@ def test_card_has_required_sections():
         assert heading in text
 
 
+@pytest.mark.slow
 def test_module_matches_library_after_arrow_round_trip(metric):
     rng = random.Random(5)
     preds, cats = [], []
@@ -71,6 +74,7 @@ def test_module_matches_library_after_arrow_round_trip(metric):
     assert set(got) >= {"compilation@1", "pass@3", "speedup_1.5@3", "fast_0.8", "geomean_speedup", "num_tasks"}
 
 
+@pytest.mark.slow
 def test_module_defaults_are_k1_alpha1(metric):
     rec = {"compiled": True, "correct": True, "speedup": 1.0}
     got = metric.compute(predictions=[[rec]], references=["a"])
@@ -79,12 +83,14 @@ def test_module_defaults_are_k1_alpha1(metric):
     assert got["speedup_1.0@1"] == 1.0  # >= alpha, not >
 
 
+@pytest.mark.slow
 def test_module_raises_on_too_few_samples(metric):
     rec = {"compiled": True, "correct": False, "speedup": None}
     with pytest.raises(ValueError, match="fewer than k=2"):
         metric.compute(predictions=[[rec, rec], [rec]], references=["a", "b"], k=[2])
 
 
+@pytest.mark.slow
 def test_executing_mode_refuses_without_opt_in(metric, monkeypatch):
     from multikernelbench.engine.runner import CodeExecutionNotAllowed
 
@@ -107,6 +113,7 @@ class ModelNew(nn.Module):
 _SYNTAX_ERROR = "def broken(:\n"
 
 
+@pytest.mark.slow
 def test_executing_mode_runs_the_engine_with_opt_in(metric):
     """Sources go through the engine and come back as records in task and sample order.
 
@@ -150,6 +157,7 @@ def test_malformed_records_name_the_field(metric, record, field):
         metric.compute(predictions=[[ok], [ok, record]], references=["a", "b"])
 
 
+@pytest.mark.slow
 def test_records_may_leave_out_the_optional_fields(metric):
     got = metric.compute(predictions=[[{"compiled": True, "correct": False},
                                        {"compiled": True, "correct": True, "speedup": 3.0}]], references=["a"])
@@ -173,6 +181,7 @@ print(metric.compute(predictions=[[rec]], references=["a"])["pass@1"])
 """
 
 
+@pytest.mark.slow
 def test_module_does_not_need_datasets_List(tmp_path):
     """pyproject allows datasets 3.x, which has no ``datasets.List``: the module must not touch it."""
     import os
@@ -185,6 +194,7 @@ def test_module_does_not_need_datasets_List(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "1.0"
 
 
+@pytest.mark.slow
 def test_folder_is_a_space_whose_widget_scores(metric):
     """The Space's files are there and consistent, and the data path of evaluate's Gradio widget (what app.py
     launches) scores a record typed into it; only the Gradio UI itself is not run here (no gradio installed)."""

@@ -72,6 +72,7 @@ def test_malformed_note_is_a_format_error(note):
         _load(note)
 
 
+@pytest.mark.slow
 def test_shipped_suite_marks_exactly_the_tasks_the_baseline_finds_at_the_bound():
     baseline = load_baseline()
     at_bound, marked = set(), set()

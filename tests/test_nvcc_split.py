@@ -53,6 +53,7 @@ def test_plan_splits_host_and_device_chains(tmp_path):
     assert " -c " in plan.final[0] and plan.module_id_file in plan.host[-1]
 
 
+@pytest.mark.slow
 def test_split_object_matches_stock(tmp_path):
     (tmp_path / "k.cu").write_text(SRC)
     stock = subprocess.run([NVCC, *FLAGS, "-c", "k.cu", "-o", "stock.o"], cwd=tmp_path, capture_output=True,
@@ -69,6 +70,7 @@ def test_split_object_matches_stock(tmp_path):
     assert (tmp_path / "split.o").read_bytes().count(next(iter(ids))) >= 2
 
 
+@pytest.mark.slow
 def test_compile_error_is_reported_once_with_nvccs_status(tmp_path):
     (tmp_path / "bad.cu").write_text(SRC + "\nint broken( { }\n")
     stock = subprocess.run([NVCC, *FLAGS, "-c", "bad.cu", "-o", "bad.o"], cwd=tmp_path, capture_output=True,
@@ -79,6 +81,7 @@ def test_compile_error_is_reported_once_with_nvccs_status(tmp_path):
     assert not (tmp_path / "bad2.o").exists()
 
 
+@pytest.mark.slow
 def test_unhandled_layout_runs_plain_nvcc(tmp_path):
     (tmp_path / "k.cu").write_text(SRC)
     res = _split([*FLAGS, "-rdc=true", "-c", "k.cu", "-o", "rdc.o"], tmp_path)
@@ -126,6 +129,7 @@ def test_torch_written_ninja_file_gets_the_split(tmp_path, monkeypatch):
     assert nvcc_split.__file__ in new and "command = $nvcc" in new
 
 
+@pytest.mark.slow
 def test_failed_host_half_stops_the_device_compilers(tmp_path):
     """A host-only error ends the build at once; the device chain's cicc (seconds of unrolled work here)
     must not keep running orphaned after the driver returns."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from multikernelbench.backends.cuda_warm import PchWarmer
 
 
+@pytest.mark.slow
 def test_a_failed_warm_keeps_its_log(tmp_path):
     # A flag g++ rejects: the .gch build fails at once, after load_inline has written build.ninja.
     warmer = PchWarmer(tmp_path, {}, with_cuda=False, variants=(("-fmkb-no-such-flag",),))
@@ -23,6 +26,7 @@ def test_a_stopped_warm_leaves_no_log(tmp_path):
     assert not list(tmp_path.rglob("*.tmp")) and not list(tmp_path.rglob("*.gch"))
 
 
+@pytest.mark.slow
 def test_wait_blocks_on_another_maker_and_the_default_does_not(tmp_path):
     """A run's warmer skips a header another process is making (it does not queue); ``wait=True`` (the test
     session's ``cpu_pch``) blocks until that process lets go, then takes over. The other maker is this test

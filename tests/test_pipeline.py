@@ -22,7 +22,7 @@ from multikernelbench.engine.runner import Runner
 from multikernelbench.records import Status
 
 # C++ builds in folders of their own: the shared precompiled headers first (see conftest.cpu_pch).
-pytestmark = pytest.mark.usefixtures("cpu_pch")
+pytestmark = [pytest.mark.usefixtures("cpu_pch"), pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 RELU = "activation.relu"

@@ -61,6 +61,7 @@ def lane_order(evs) -> list[str]:
     return [w for _, w, what in evs if what.startswith("device stage start")]
 
 
+@pytest.mark.slow
 def test_next_worker_starts_during_checks_and_before_the_clock(suite, tmp_path):
     cfg = config(tmp_path)
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(3)])
@@ -82,6 +83,7 @@ def test_next_worker_starts_during_checks_and_before_the_clock(suite, tmp_path):
         assert len([t for t, what in setups if t < started and what.startswith("setup start")]) == 1
 
 
+@pytest.mark.slow
 def test_a_new_tasks_clean_worker_starts_ahead_too(suite, tmp_path):
     """The first candidate of a task needs a clean worker (the reference timed where no candidate code ever ran);
     the lane starts that one ahead as well, and the candidate's timing uses it instead of starting one. (One build
@@ -107,6 +109,7 @@ def test_a_new_tasks_clean_worker_starts_ahead_too(suite, tmp_path):
     assert [what for _, w, what in evs if w == second and "clean worker" in what]
 
 
+@pytest.mark.slow
 def test_without_prefetch_each_worker_starts_in_its_own_turn(suite, tmp_path):
     cfg = config(tmp_path, prefetch_workers=False)
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(2)])
@@ -116,6 +119,7 @@ def test_without_prefetch_each_worker_starts_in_its_own_turn(suite, tmp_path):
     assert first(evs, b, "setup start") >= first(evs, a, "end_workers end")
 
 
+@pytest.mark.slow
 def test_lanes_sharing_a_device_do_not_prefetch(suite, tmp_path):
     cfg = config(tmp_path, device_workers=2, skip_timing=True)
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(4)])
@@ -125,6 +129,7 @@ def test_lanes_sharing_a_device_do_not_prefetch(suite, tmp_path):
         assert first(evs, who, "setup start") >= first(evs, who, "device stage start")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("first_body", ["import os; os.abort()", "raise RuntimeError('bad kernel')"])
 def test_a_candidate_that_fails_before_its_clock_hands_over_the_prepared_worker(suite, tmp_path, first_body):
     """The lane waits for the worker it started ahead at the current candidate's first clock; a candidate that
@@ -150,6 +155,7 @@ def evaluation(suite, tmp_path: Path, cfg: EngineConfig):
                                ReferenceService(backend.reference_device(None)))
 
 
+@pytest.mark.slow
 def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
     from multikernelbench.engine.prefetch import Prefetch
 
@@ -164,6 +170,7 @@ def test_a_discarded_prepared_worker_is_ended(suite, tmp_path):
     assert ev._prepared is None and proc.poll() is not None
 
 
+@pytest.mark.slow
 def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
     """The device stage calls ``before_clock`` (the lane's wait for the worker it is starting ahead) before its
     first clock, the clean reference's included, and does not start one until it returns."""
@@ -184,6 +191,7 @@ def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
     assert whats.index("hook returned") < next(i for i, w in enumerate(whats) if w.startswith("time start"))
 
 
+@pytest.mark.slow
 def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path):
     """``mkb eval`` starts the zygote before it reads the suite and the candidates (Runner.prestart); the run
     then waits for that one instead of starting its own, and its workers come from it."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
+
 from multikernelbench.engine.progress import Progress, fmt_duration
 
 RELU = "activation.relu [0123456789ab]"
 
 
+@pytest.mark.slow
 def test_plain_lines_when_not_a_terminal():
     buf = io.StringIO()
     with Progress(stream=buf, tty=False, interval_s=0.3, min_gap_s=0.0) as bar:
@@ -41,6 +44,7 @@ def test_plain_lines_when_not_a_terminal():
     assert lines[-1].endswith("(done)") and "checking+timing 3/3" in lines[-1]
 
 
+@pytest.mark.slow
 def test_eta_ignores_work_that_finished_at_once():
     bar = Progress(stream=io.StringIO(), tty=False, interval_s=60, min_gap_s=60)
     with bar:

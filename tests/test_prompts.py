@@ -21,6 +21,7 @@ def test_registries_cover_backends_and_strategies():
     assert {"zero_shot", "one_shot", "category_shot"} <= set(strategy_names())
 
 
+@pytest.mark.slow
 def test_every_task_backend_strategy_builds_a_clean_prompt(tasks):
     for task in tasks:
         hidden = [json.dumps(s, sort_keys=True) for s in task.test_shapes]
@@ -78,6 +79,7 @@ def flops(shape):
         assert gone not in view, gone
 
 
+@pytest.mark.slow
 def test_contract_states_platform_rules():
     for backend in BACKENDS:
         c = get_contract(backend)
@@ -86,6 +88,7 @@ def test_contract_states_platform_rules():
     assert "dlpack" in p and "power-of-2" in p and "interpret" in p
 
 
+@pytest.mark.slow
 def test_bf16_prompt_states_dtype(tasks):
     bf16 = [t for t in tasks if t.dtype == "bfloat16"][:1]
     if not bf16:
@@ -94,6 +97,7 @@ def test_bf16_prompt_states_dtype(tasks):
     assert "bfloat16" in text and "atol=0.02" in text
 
 
+@pytest.mark.slow
 def test_mkb_prompt_cli(capsys):
     from multikernelbench.cli.main import main
 

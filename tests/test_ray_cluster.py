@@ -27,6 +27,8 @@ from multikernelbench.engine.config import EngineConfig, TimingConfig  # noqa: E
 from multikernelbench.records import Status  # noqa: E402
 from multikernelbench.store import ResultStore  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 RELU = "activation.relu"
 HEAD = "import torch\nimport torch.nn as nn\n"
 STORE_MB = 80 * 1024 * 1024

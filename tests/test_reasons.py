@@ -58,6 +58,7 @@ CAUSES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_id", sorted(CAUSES))
 def test_the_stored_message_leads_with_the_cause(run, task_id):
     table, records = run
@@ -71,6 +72,7 @@ def test_the_stored_message_leads_with_the_cause(run, task_id):
         assert rec["message"].index("Traceback (most recent call last):") > len(first)
 
 
+@pytest.mark.slow
 def test_a_refusal_says_what_the_harness_allows(run):
     _, records = run
     msg = records["activation.sigmoid"]["message"]

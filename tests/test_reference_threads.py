@@ -2,12 +2,14 @@
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import torch
 
 from multikernelbench.tasks import load_suite
 from multikernelbench.tasks.module import make_model, materialize
 
 
+@pytest.mark.slow
 def test_concurrent_model_construction_is_seed_exact():
     task = load_suite(ids=["index.embedding_bag"])[0]
     mod = materialize(task)

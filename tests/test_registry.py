@@ -150,6 +150,7 @@ def _install_plugin(root: Path, name: str, entry_points: str, module: str = "") 
     (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
 
 
+@pytest.mark.slow
 def test_a_third_party_package_adds_a_backend_and_a_sampler_by_entry_point(tmp_path):
     _install_plugin(tmp_path, "mkb_toychip", """
         [multikernelbench.backends]

@@ -137,6 +137,7 @@ def built(tmp_path_factory):
     return root, expected, parser, scores, (root / "out" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_main_table_matches_metric(built):
     _, _, parser, scores, _ = built
     rows = {r[0]: r[1:] for r in parser.tables["main"]}
@@ -155,6 +156,7 @@ def test_main_table_matches_metric(built):
     assert rows["model-b"][-4:] == ["n/a"] * 4  # cuda, k=3: one task has only 2 samples
 
 
+@pytest.mark.slow
 def test_category_table_matches_metric(built):
     _, _, parser, scores, _ = built
     rows = parser.tables["category"]

@@ -68,6 +68,7 @@ DRIVER = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (apt-get install chromium); the per-sample "
                                              "table's script is then checked only as HTML by test_report.py")
 def test_samples_table_sorts_and_filters_in_a_headless_browser(tmp_path):
@@ -131,6 +132,7 @@ TRACEBACK = ("running on shape {'batch': 3}: Traceback (most recent call last):\
              "AttributeError: 'Tensor' object has no attribute 'foo'\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(BROWSER is None, reason="no chromium on PATH (apt-get install chromium)")
 def test_report_layout_in_a_headless_browser(tmp_path):
     """Issue #45: the page fits its window (wide tables scroll in their own box), prose shows code, not

@@ -162,6 +162,7 @@ def test_tables_name_the_hardware_and_show_sol(files):
     assert not any(n.startswith("m / cuda: no measured peak table") for n in data.notes())
 
 
+@pytest.mark.slow
 def test_cli_report_with_baseline_writes_sol_and_scatter(files, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from multikernelbench.cli.main import main

@@ -42,6 +42,7 @@ def _engine_config():
                         compile_workers=1, compile_timeout_s=1200.0, run_timeout_s=120.0, seed=5)
 
 
+@pytest.mark.slow
 def test_tiny_model_generation_is_stored_and_resumable(tmp_path, tiny):
     model, tokenizer = tiny
     tasks = [exemplar_task("activation"), exemplar_task("reduce")]
@@ -63,6 +64,7 @@ def test_tiny_model_generation_is_stored_and_resumable(tmp_path, tiny):
     assert again.requested == 0 and again.skipped == 4
 
 
+@pytest.mark.slow
 def test_refinement_keeps_every_turn_with_a_fake_evaluator(tmp_path):
     """Turn 0 fails, the feedback goes back, turn 1 is correct: both turns and both summaries are kept."""
     tasks = [exemplar_task("activation")]
@@ -160,6 +162,7 @@ def test_vllm_missing_gives_a_clear_error(monkeypatch):
         get_sampler("vllm", model="x")
 
 
+@pytest.mark.slow
 def test_mkb_generate_tiny_then_mkb_eval(tmp_path, capsys):
     """The CLI pair: `mkb generate --hf tiny` (noise) then `mkb eval --generations` records each sample."""
     import json

@@ -39,6 +39,7 @@ SCRIPT = {
 }
 
 
+@pytest.mark.slow
 def test_retries_timeouts_and_malformed_each_give_a_clear_record(tmp_path, monkeypatch):
     monkeypatch.setenv("MKB_TEST_API_KEY", SECRET)
     out = tmp_path / "gen.jsonl"
@@ -75,6 +76,7 @@ def test_retries_timeouts_and_malformed_each_give_a_clear_record(tmp_path, monke
         assert len(list(iter_generations(out))) == 10
 
 
+@pytest.mark.slow
 def test_resume_after_interruption_and_torn_line(tmp_path):
     out = tmp_path / "gen.jsonl"
     tasks = _tasks()[:2]
@@ -119,6 +121,7 @@ def test_sampler_registry():
         get_sampler("nope")
 
 
+@pytest.mark.slow
 def test_mkb_generate_cli(tmp_path, capsys):
     from multikernelbench.cli.main import main
 

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from chat_server import ChatServer, reasoning_refusal
 from multikernelbench.prompts.exemplars import exemplar_task, load_exemplar
 from multikernelbench.sampling import GenerationStore, SamplingParams, iter_generations
@@ -54,6 +56,7 @@ def test_reasoning_model_is_sent_max_completion_tokens_and_only_the_parameters_i
     assert all(r.params["temperature"] == 0.7 for r in recs)
 
 
+@pytest.mark.slow
 def test_token_limit_param_can_be_named():
     with ChatServer({}, default=("ok", "hi")) as srv:
         forced_old = _ask(_sampler(srv.url, token_limit_param="max_tokens"))[0]
@@ -71,6 +74,7 @@ def test_token_limit_param_can_be_named():
         assert srv.bodies[0]["max_tokens"] == 512 and "max_completion_tokens" not in srv.bodies[0]
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured_and_no_key_sends_no_authorization(monkeypatch):
     monkeypatch.delenv("MKB_TEST_API_KEY", raising=False)
     with ChatServer({"": [("status", 429, "1"), ("ok", "hi")]}) as srv:
@@ -81,6 +85,7 @@ def test_retry_after_is_honoured_and_no_key_sends_no_authorization(monkeypatch):
         assert srv.auth_headers == [None, None]
 
 
+@pytest.mark.slow
 def test_openai_base_url_key_extra_body_and_progress_through_mkb_generate(tmp_path):
     out = tmp_path / "g.jsonl"
     with ChatServer({}, default=("ok", ANSWER)) as srv:
@@ -103,6 +108,7 @@ def test_openai_base_url_key_extra_body_and_progress_through_mkb_generate(tmp_pa
     assert SECRET not in out.read_text()
 
 
+@pytest.mark.slow
 def test_extra_body_must_be_a_json_object(tmp_path):
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "generate", "--model", "m", "--api-base",
            "http://127.0.0.1:9/v1", "--extra-body", "[1, 2]", "--out", str(tmp_path / "g.jsonl")]
@@ -112,6 +118,7 @@ def test_extra_body_must_be_a_json_object(tmp_path):
     assert not (tmp_path / "g.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_hf_sampling_takes_a_device(tmp_path, capsys):
     from multikernelbench.cli.main import main
 
@@ -129,6 +136,7 @@ def test_hf_sampling_takes_a_device(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == f"mkb generate: --hf model folder {tmp_path / 'no-model'} does not exist"
 
 
+@pytest.mark.slow
 def test_openai_without_a_key_is_a_usage_error_before_any_request(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     out = tmp_path / "g.jsonl"

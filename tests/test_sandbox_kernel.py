@@ -198,6 +198,7 @@ def attack_results(suite, build_root):
     return {c.label: r for c, r in zip(cands, results)}, before, after, stray
 
 
+@pytest.mark.slow
 def test_python_candidate_attacks_fail_in_the_kernel(attack_results):
     results, *_ = attack_results
     r = results["python"]
@@ -209,6 +210,7 @@ def test_python_candidate_attacks_fail_in_the_kernel(attack_results):
     assert r.sandbox == support().label()
 
 
+@pytest.mark.slow
 def test_cpp_candidate_attacks_fail_in_the_kernel(attack_results):
     results, *_ = attack_results
     r = results["cpp"]
@@ -220,6 +222,7 @@ def test_cpp_candidate_attacks_fail_in_the_kernel(attack_results):
     assert r.sandbox.startswith("landlock")
 
 
+@pytest.mark.slow
 def test_nothing_outside_the_workers_folders_changed(attack_results):
     _, before, after, stray = attack_results
     assert not stray, f"attacks left files behind: {stray}"
@@ -227,6 +230,7 @@ def test_nothing_outside_the_workers_folders_changed(attack_results):
     assert not changed, changed
 
 
+@pytest.mark.slow
 def test_fresh_interpreter_workers_are_sandboxed_too(suite, build_root):
     """Without the zygote (``EngineConfig.zygote=False``, also the fallback when it cannot start) the sandbox is
     entered in ``preexec_fn`` and holds across the ``exec`` of the fresh interpreter."""
@@ -264,6 +268,7 @@ def _in_sandbox(fn) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+@pytest.mark.slow
 def test_sandboxed_child_keeps_what_workers_need():
     """Threads (clone), subprocesses, a C compiler run and AF_UNIX sockets still work; its own folder is
     writable; clone with a namespace flag and unshare are refused."""
@@ -367,6 +372,7 @@ def _gpu_backend_or_skip(name: str):
     return backend
 
 
+@pytest.mark.slow
 @pytest.mark.gpu
 @pytest.mark.parametrize("backend", ["cuda", "triton", "pallas"])
 def test_shipped_gpu_solutions_correct_under_the_sandbox(suite, build_root, backend):

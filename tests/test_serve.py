@@ -88,6 +88,7 @@ def status_and_error(port: int, method: str, path: str, body: bytes = b"", token
     return status, json.loads(payload) if payload.startswith(b"{") else {}
 
 
+@pytest.mark.slow
 def test_batch_then_cached_without_running_again(server):
     url, service, db, _ = server
     with Client(url, TOKEN) as c:
@@ -118,6 +119,7 @@ def test_batch_then_cached_without_running_again(server):
     assert asyncio.run(cached_async())["status"] == "correct"
 
 
+@pytest.mark.slow
 def test_token_is_required(server):
     url, _, _, port = server
     assert status_and_error(port, "GET", "/health", token=None)[0] == 200
@@ -161,6 +163,7 @@ def test_per_client_limit(server):
     assert len(service.jobs) == jobs_before
 
 
+@pytest.mark.slow
 def test_survives_clients_that_hang_up(server):
     """A body cut short, a long-poll abandoned: the service keeps serving and the job still finishes."""
     url, service, _, port = server

@@ -106,6 +106,7 @@ def one_line_4xx(status: int, payload: bytes) -> str:
     return error
 
 
+@pytest.mark.slow
 def test_a_job_belongs_to_its_client_and_results_name_no_job(svc):
     url, _, _, _ = svc
     source = kernel("owned")
@@ -135,6 +136,7 @@ def test_a_self_declared_client_name_does_not_multiply_the_limit(svc):
     assert accepted <= 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("body", [
     b"[" * 200_000 + b"]" * 200_000,
     b'{"items": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
@@ -149,6 +151,7 @@ def test_hostile_json_is_a_one_line_400(svc, body):
     one_line_4xx(status, payload)
 
 
+@pytest.mark.slow
 def test_slow_headers_are_cut_and_do_not_hold_the_service(svc):
     """More connections than the cap, each sending its headers a byte at a time, no token: the ones over the cap
     are dropped at once, the rest closed at the header deadline, and an honest client is answered after."""
@@ -175,6 +178,7 @@ def test_slow_headers_are_cut_and_do_not_hold_the_service(svc):
         assert c.health()["ok"]
 
 
+@pytest.mark.slow
 def test_long_polls_hold_no_thread_and_end_when_the_client_hangs_up(svc):
     """45 long-polls on a job that takes seconds (half of them hang up): another client's submission is
     answered at once, and a hung-up poll leaves nothing waiting in the service."""
@@ -207,6 +211,7 @@ def test_long_polls_hold_no_thread_and_end_when_the_client_hangs_up(svc):
     assert not job.waiters
 
 
+@pytest.mark.slow
 def test_cache_answers_only_as_strong_a_request(svc):
     """B asks for a weak check (one fresh shape, a 1 ms timing budget); A's stronger request later is
     evaluated again, not answered with B's result. A request no stronger is answered from the cache."""
@@ -222,6 +227,7 @@ def test_cache_answers_only_as_strong_a_request(svc):
         assert again["cached"] is True
 
 
+@pytest.mark.slow
 def test_a_cached_flood_keeps_memory_bounded(svc):
     """300 POSTs of 8 copies of one cached 200 KB source grew the server by 600 MB: cached jobs kept their
     sources and counted against nothing. Now a finished job keeps its result only, and a client's flood
@@ -245,6 +251,7 @@ def test_a_cached_flood_keeps_memory_bounded(svc):
     assert service.table_bytes <= service.config.max_table_bytes
 
 
+@pytest.mark.slow
 def test_build_folders_of_finished_jobs_are_removed(svc, build_root):
     url, _, _, _ = svc
     with Client(url, TOKEN_A) as a:
@@ -253,6 +260,7 @@ def test_build_folders_of_finished_jobs_are_removed(svc, build_root):
     assert not (Path(build_root) / "cpu" / job["code_hash"]).exists()
 
 
+@pytest.mark.slow
 def test_tokens_rotate_without_a_restart(svc):
     url, _, port, token_file = svc
     new_b = "client-b-rotated-0123456789abcd"

@@ -103,6 +103,7 @@ def check_reply(status: int, payload: bytes) -> None:
         assert isinstance(error, str) and "\n" not in error and len(error) <= 500, error
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(body=bodies)
@@ -113,6 +114,7 @@ def test_post_bodies_are_answered_with_one_line_4xx(port, body):
     check_reply(*exchange(port, head, data))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(job=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#%"),
                    min_size=1, max_size=300), wait=st.one_of(text, st.floats().map(str), st.integers().map(str)))

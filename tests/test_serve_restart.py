@@ -78,6 +78,7 @@ def server(tmp_path, build_root):
             srv.kill()
 
 
+@pytest.mark.slow
 def test_accepted_jobs_survive_kill_9_and_resubmission_is_the_same_job(server, monkeypatch):
     from multikernelbench.reward import compute_score
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from _suite_ids import suite_tasks
 from multikernelbench.cli.main import main
 
@@ -12,6 +14,7 @@ MIN_TASKS = 320
 CATEGORIES = 15
 
 
+@pytest.mark.slow
 def test_mkb_tasks_json_lists_the_whole_suite(capsys):
     assert main(["tasks", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]

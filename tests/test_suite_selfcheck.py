@@ -50,6 +50,7 @@ def test_every_category_is_covered():
     assert {tid.split(".")[0] for tid in task_ids()} == set(categories())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_id", task_ids())
 def test_reference_as_candidate_is_correct(task_id, results):
     result = results[task_id]

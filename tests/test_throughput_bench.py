@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from throughput import common, per_build  # noqa: E402
@@ -31,6 +33,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_pipeline_past_its_cap_is_killed_with_its_compilers(tmp_path):
     pids: list[int] = []
     t0 = time.monotonic()
@@ -57,6 +60,7 @@ def test_variants_differ_and_per_build_picks_distinct_tasks(tmp_path):
     assert len({m["code_hash"] for m in manifest}) == len(manifest)
 
 
+@pytest.mark.slow
 def test_the_run_records_how_busy_the_cores_were(tmp_path):
     """common.CpuSampler: a child that spins one core for ~2.5 s shows up in the run's busy-core series (read
     from /proc/stat), and mkb_pipeline.account summarises it with the trace's build and warmer events."""

@@ -45,6 +45,7 @@ def test_engine_args_must_be_a_json_object(capsys):
     assert exc.value.code == 2 and "want a JSON object" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
 def test_mkb_generate_vllm_without_vllm_says_what_to_do(tmp_path):
     out = tmp_path / "gen.jsonl"

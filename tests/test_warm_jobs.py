@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from multikernelbench.backends import warm_wait
 from multikernelbench.backends.cuda_warm import PchWarmer, light_root_of
 from multikernelbench.backends.warm_jobs import plan, run_lanes
@@ -69,6 +71,7 @@ def test_a_folder_stays_marked_until_its_last_job_is_done(tmp_path):
     assert {"host_pch": ["slow"]} in said and not (folder / warm_wait.MARKER).exists()
 
 
+@pytest.mark.slow
 def test_the_warmer_process_runs_its_flag_sets_side_by_side(tmp_path):
     """The real warmer process, C++ only, two flag sets g++ rejects (each fails at once, after torch's loader
     wrote its build.ninja): one report line per set, and no mark left."""

@@ -18,6 +18,7 @@ def _sleeper(seconds: float = 60) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({seconds})"])
 
 
+@pytest.mark.slow
 def test_waits_while_a_live_warmer_marks_the_folder_and_returns_when_the_file_arrives(tmp_path):
     proc = _sleeper()
     try:
@@ -32,6 +33,7 @@ def test_waits_while_a_live_warmer_marks_the_folder_and_returns_when_the_file_ar
         proc.wait()
 
 
+@pytest.mark.slow
 def test_no_mark_a_dead_warmer_or_the_bound_ends_the_wait(tmp_path):
     target = tmp_path / "never.json"
     t0 = time.monotonic()
@@ -56,6 +58,7 @@ def test_no_mark_a_dead_warmer_or_the_bound_ends_the_wait(tmp_path):
         live.wait()
 
 
+@pytest.mark.slow
 def test_a_stopped_warmer_leaves_no_mark(tmp_path):
     from multikernelbench.backends.cuda_warm import PchWarmer, light_root_of
 

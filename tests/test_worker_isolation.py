@@ -151,6 +151,7 @@ def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
     return out, store_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
 def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zygote):
     results, _ = isolation_results
@@ -163,6 +164,7 @@ def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zyg
     assert r.status == Status.CORRECT, (r.status, r.message[-1500:])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: nothing to drop")
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
 def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, zygote):
@@ -181,6 +183,7 @@ def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolatio
     assert line == f"UID {cfg.worker_uid} {cfg.worker_uid} NPROC {cfg.worker_max_processes}", line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
 def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_results, zygote):
     results, store_path = isolation_results
@@ -242,6 +245,7 @@ class ModelNew(nn.Module):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["build", "run"])
 def test_a_candidate_over_its_disk_quota_is_a_runtime_error_and_its_folder_goes(suite, build_root, stage):
     """300 MiB written into its build folder, at import (the build) or in forward (the device stage): on the code
@@ -259,6 +263,7 @@ def test_a_candidate_over_its_disk_quota_is_a_runtime_error_and_its_folder_goes(
     assert not build_dir.exists() or not any(build_dir.glob("fill-*")), sorted(build_dir.iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: no other uid can own its folders")
 @pytest.mark.parametrize("left_to, drop", [(65534, False), (0, True)], ids=["nobody->root", "root->nobody"])
 def test_a_build_folder_left_to_another_uid_is_usable_again(suite, build_root, left_to, drop):

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from multikernelbench.util.procs import Limits, apply_limits
 
 _CHILD = ("import os, subprocess, sys; print(os.nice(0)); "
@@ -20,6 +22,7 @@ def _nice_of_child(limits: Limits) -> list[int]:
     return [int(x) for x in out.split()]
 
 
+@pytest.mark.slow
 def test_nice_limit_lowers_the_worker_and_what_it_starts():
     base = os.nice(0)
     assert _nice_of_child(Limits(isolate_network=False)) == [base, base]
