@@ -160,3 +160,59 @@ def test_a_confirming_timing_is_judged_by_the_clean_worker_recalibrated_beside_i
         judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], got, AntiCheatConfig(), out,
                     confirming=True, load=QUIET)
     assert "than the input renewal takes in the clean worker" in caught.value.message
+
+
+def _cpu_worker(rounds: int, cpu_extra: dict[str, float], wall_extra: float = 0.0, cores: int = 2):
+    """A timing whose requests carry the worker's CPU time: each renewal costs RENEW ms of CPU, the reference's
+    call 3 ms on every core, the candidate's 1 ms; ``cpu_extra[fn]`` ms more CPU in every renewal of ``fn``, and
+    ``wall_extra`` ms of descheduling (wall time, no CPU) everywhere."""
+    t, cpu, log = 100.0, 50.0, AskLog()
+    series: dict[str, list[float]] = {"candidate": [], "eager": []}
+    for _ in range(rounds):
+        for fn, ms in (("candidate", 1.0), ("eager", 3.0)):
+            log.asks.append(Ask(fn, 1, Phase.SAMPLE, t, cpu))
+            work = RENEW + cpu_extra.get(fn, 0.0)
+            t += (work + wall_extra + ms) / 1e3
+            cpu += (work + ms * (cores if fn == "eager" else 1)) / 1e3
+            series[fn].append(ms)
+    log.asks.append(Ask("candidate", 1, Phase.FINAL, t, cpu))
+    log.end, log.end_cpu = t + 5e-4, cpu
+    return log, series
+
+
+CPU_CLEAN = CleanBaseline(per_call_ms=60.0, noise_ms=20.0, samples=8, low_per_call_ms=60.0,
+                          cpu_per_call_ms=RENEW + 6.0)  # calibrated while load stretched its wall time 30x
+
+
+def test_cpu_time_sees_balanced_renewal_that_a_stale_wall_calibration_hides():
+    """The hole measured on the dev host: the clean calibration's wall time inflated by load (60 ms per call), the
+    attack's renewals (2 ms + 50 ms hidden, the reference's padded by as much) inside that bound, so the wall audit
+    clears it. The worker's CPU time is the kernel's account, which load does not stretch: the padding shows
+    against the clean worker's CPU time, and convicts even on a host at the load factor's cap."""
+    log, series = _cpu_worker(6, {"candidate": 50.0, "eager": 50.0})
+    wall_only = audit(log, series, CALLS, FNS, "candidate", "eager",
+                      CleanBaseline(60.0, 20.0, 8, 1, 60.0), AuditConfig(cores=2))
+    assert wall_only.findings == [], wall_only.findings
+    got = audit(log, series, CALLS, FNS, "candidate", "eager", CPU_CLEAN, AuditConfig(cores=2))
+    assert len(got.findings) == 1 and "CPU time per call more around eager's samples" in got.findings[0]
+    with pytest.raises(Verdict) as caught:
+        judge_clock(log, _reply(series), [Series.CANDIDATE, Series.EAGER], CleanTiming(None, CPU_CLEAN),
+                    AntiCheatConfig(), DeviceOutcome(), confirming=True, load=HostLoad(2, 12, 11.0, 100.0, 0.0),
+                    cores=2)
+    assert "CPU time" in caught.value.message
+
+
+def test_cpu_time_sees_hidden_work_in_the_candidates_renewal_alone():
+    log, series = _cpu_worker(6, {"candidate": 50.0})
+    got = audit(log, series, CALLS, FNS, "candidate", "eager", None, AuditConfig(cores=2))
+    assert any("beyond the reference's and beyond what its claimed call could use" in f for f in got.findings)
+
+
+def test_cpu_time_of_an_honest_worker_under_load_is_no_finding():
+    """Descheduled 40 ms in every sample (wall time the CPU clock does not count), a candidate whose call keeps
+    both cores busy: no CPU-time finding, and no wall finding against a calibration made under the same load."""
+    log, series = _cpu_worker(6, {}, wall_extra=40.0)
+    clean = CleanBaseline(per_call_ms=RENEW + 40.0 + 3.0, noise_ms=1.0, samples=8, low_per_call_ms=RENEW + 42.0,
+                          cpu_per_call_ms=RENEW + 6.0)
+    got = audit(log, series, CALLS, FNS, "candidate", "eager", clean, AuditConfig(cores=2))
+    assert got.findings == [], got.findings

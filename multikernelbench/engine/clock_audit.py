@@ -51,6 +51,17 @@ no longer the spread of the candidate-minus-reference differences, which the can
 (tests/data/timing_attacks/renew_random_pauses.py widened it with random pauses after its hidden work until its
 median hid under the bound).
 
+CPU time (CPU backends): the wall-clock figures above stretch with load, and when load *varies* within a timing
+an attack can fall inside their bounds (``renew_profile_balanced.py`` ended ``correct`` at 56-185x on the 2-core
+dev host with the default timing settings, 2026-12-04). The parent also reads the worker's CPU time (user +
+system, every thread and reaped child: ``/proc/<pid>/stat``) at each request; descheduling does not add to it and
+the worker cannot lower it. Per call, round by round: the reference's CPU time in the candidate's worker against
+the clean worker's (same renewal, same reference call: padding shows), and the candidate's beyond the reference's
+minus what its claimed call could use on every core (``cores`` x claimed: hidden work shows). Bound
+``max(cpu_floor_ms, cpu_slack x the compared CPU time)`` (the clock's 10 ms ticks, an OpenMP pool's spinning).
+These findings are confirmed by a second timing like the others but not excused by the host's load. Not on GPU
+backends yet: a device sync's spin-wait burns CPU for GPU work, unmeasured.
+
 Confirmation: a burst of load that lasts several rounds can still lengthen most of one timing's candidate
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
 against a 7.8 ms bound). So a round-difference finding (:attr:`Audit.load_sensitive`) convicts only when a second
@@ -81,6 +92,7 @@ class Ask:
     calls: int
     phase: Phase
     t: float  # the parent's perf_counter when the request arrived (seconds)
+    cpu: float | None = None  # the worker's CPU seconds then, read by the parent from /proc ("CPU time" below)
 
 
 @dataclass
@@ -90,16 +102,22 @@ class AskLog:
     clock: Callable[[], float] = time.perf_counter
     asks: list[Ask] = field(default_factory=list)
     end: float | None = None  # when the final reply arrived
+    #: The worker's CPU seconds (engine/clock_audit.py, "CPU time"); None: not read.
+    cpu_clock: Callable[[], float | None] | None = None
+    end_cpu: float | None = None
 
     def record(self, ask: FreshAsk) -> None:
         try:
             phase = Phase(ask.phase)
         except ValueError:
             phase = None  # judged as out of order below
-        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, self.clock()))  # type: ignore[arg-type]
+        t = self.clock()
+        cpu = self.cpu_clock() if self.cpu_clock is not None else None
+        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, cpu))  # type: ignore[arg-type]
 
     def close(self) -> None:
         self.end = self.clock()
+        self.end_cpu = self.cpu_clock() if self.cpu_clock is not None else None
 
 
 @dataclass(frozen=True)
@@ -111,6 +129,7 @@ class Interval:
     calls: int
     wall_ms: float
     claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
+    cpu_ms: float | None = None  # the worker's CPU time over the interval (its request to the next one)
 
     @property
     def unexplained_ms(self) -> float:
@@ -137,6 +156,12 @@ class AuditConfig:
     #: A callable's renewal in the candidate's worker may take this fraction longer than the clean worker's
     #: (another process, another moment; the sample before it differs). Load beyond it: engine/host_load.py.
     clean_slack: float = 0.5
+    #: CPU time ("CPU time" in the module docstring): what the clock's ticks (10 ms on Linux) and an OpenMP
+    #: pool's spinning can add to an honest sample, and the fraction of the compared CPU time allowed on top.
+    cpu_floor_ms: float = 40.0
+    cpu_slack: float = 0.5
+    #: The cores the worker may run on: a timed call of ``claimed`` ms cannot use more than ``cores`` x that.
+    cores: int = 1
 
 
 def robust_sigma(values: Sequence[float]) -> float:
@@ -162,15 +187,19 @@ class CleanBaseline:
     calls: int = 1  # calls per sample there (a sample's fixed overhead is spread over them)
     #: The lower quartile of the per-call time: what the renewal takes when no burst of load hits it.
     low_per_call_ms: float | None = None
+    #: The worker's CPU time per call (its renewal and the reference's call together), median; None: not read.
+    cpu_per_call_ms: float | None = None
 
     @classmethod
     def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
         if len(intervals) < 3:
             return None
+        cpus = [iv.cpu_ms / max(1, iv.calls) for iv in intervals if iv.cpu_ms is not None]
         return cls(per_call_ms=statistics.median(iv.per_call_ms for iv in intervals),
                    noise_ms=robust_sigma([iv.unexplained_ms for iv in intervals]), samples=len(intervals),
                    calls=max(1, int(statistics.median(iv.calls for iv in intervals))),
-                   low_per_call_ms=lower_quartile([iv.per_call_ms for iv in intervals]))
+                   low_per_call_ms=lower_quartile([iv.per_call_ms for iv in intervals]),
+                   cpu_per_call_ms=statistics.median(cpus) if len(cpus) == len(intervals) else None)
 
 
 @dataclass
@@ -191,6 +220,9 @@ class Audit:
     margins: list[float] = field(default_factory=list)
     #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
     over_clean_ms: dict[str, float] = field(default_factory=dict)
+    #: Those of ``load_sensitive`` read from the worker's CPU time: confirmed by a second timing like the others,
+    #: but not excused by the host's load (descheduling adds wall time, not CPU time).
+    cpu: list[str] = field(default_factory=list)
 
 
 def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int],
@@ -232,7 +264,9 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
         nxt = asks[i + 1].t if i + 1 < len(asks) else log.end
         if nxt is None:
             continue
-        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls))
+        nxt_cpu = asks[i + 1].cpu if i + 1 < len(asks) else log.end_cpu
+        cpu = (nxt_cpu - a.cpu) * 1e3 if nxt_cpu is not None and a.cpu is not None else None
+        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls, cpu))
     for fn in fns:
         if seen.get(fn, 0) != len(series.get(fn, [])):
             problems.append(f"{seen.get(fn, 0)} sample request(s) for {fn} but {len(series.get(fn, []))} "
@@ -307,8 +341,44 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
             f"they renew the same inputs; {how})")
     if clean is not None:
         _against_clean(result, by_fn, clean, cfg, cand_sample_ms / k_cand if k_cand else 0.0)
+    _cpu_time(result, paired, candidate, reference, clean, cfg)
     result.findings.extend(result.load_sensitive)
     return result
+
+
+def _cpu_time(result: Audit, paired: list[dict[str, Interval]], candidate: str, reference: str,
+              clean: CleanBaseline | None, cfg: AuditConfig) -> None:
+    """The worker's CPU time per call, round by round (module docstring, "CPU time"): the reference's against the
+    clean worker's (same renewal, same reference call: padding shows), and the candidate's beyond the
+    reference's and beyond what its claimed call could use on every core (hidden work shows)."""
+    known = []
+    for r in paired:
+        c, e = r[candidate], r[reference]
+        if c.cpu_ms is not None and e.cpu_ms is not None:
+            kc, ke = max(1, c.calls), max(1, e.calls)
+            known.append((c.cpu_ms / kc, e.cpu_ms / ke, c.claimed_ms / kc))
+    if len(known) < cfg.min_rounds:
+        return
+    ref_cpu = statistics.median(e for _, e, _ in known)
+    if clean is not None and clean.cpu_per_call_ms is not None:
+        bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * clean.cpu_per_call_ms)
+        over = ref_cpu - clean.cpu_per_call_ms
+        if over > bound:
+            result.margins.append(over / bound)
+            result.cpu.append(
+                f"~{over:.0f} ms of CPU time per call more around {reference}'s samples than in the clean worker "
+                f"({clean.cpu_per_call_ms:.0f} ms there; the worker's CPU time, read by the parent; bound "
+                f"{bound:.0f} ms): work hidden in the renewal, outside the clock")
+            result.load_sensitive.append(result.cpu[-1])
+    hidden = statistics.median(c - e - cfg.cores * claimed for c, e, claimed in known)
+    bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * ref_cpu)
+    if hidden > bound:
+        result.margins.append(hidden / bound)
+        result.cpu.append(
+            f"~{hidden:.0f} ms of CPU time per call around {candidate}'s samples beyond the reference's and beyond "
+            f"what its claimed call could use on {cfg.cores} core(s) (the worker's CPU time, read by the parent; "
+            f"bound {bound:.0f} ms): work hidden in the renewal, outside the clock")
+        result.load_sensitive.append(result.cpu[-1])
 
 
 def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: CleanBaseline, cfg: AuditConfig,

@@ -37,7 +37,7 @@ from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.wire import Series
 from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.tasks.record import Task
-from multikernelbench.util.procs import Limits
+from multikernelbench.util.procs import Limits, cpu_seconds, usable_cores
 
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
@@ -270,7 +270,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         clean = self._clean_timing(shape, weight_seed)
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
-        log = AskLog()
+        log = self._ask_log(session)
         load_before = host_load.sample()
         t0 = time.perf_counter()
         reply, payload = session.call(
@@ -302,7 +302,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                                  f"timing ({judged.baseline.per_call_ms:.3f} ms per call there, "
                                  f"{clean.baseline.per_call_ms:.3f} ms at the run's first calibration)")
         judge_clock(log, reply, fns, judged, cfg.anticheat, out,  # raises Verdict on work outside the clock
-                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load)
+                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load,
+                    cores=usable_cores())
         if cfg.check_timed_outputs:
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
         cand = out.candidate_timing = stats[Series.CANDIDATE]
@@ -321,6 +322,16 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         found = judge.timing_findings(out.speedup, out.roofline_fraction, cfg.anticheat)
         if found:
             raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+
+    def _ask_log(self, session: WorkerSession) -> AskLog:
+        """A Time request's log; on a backend whose kernels run on the CPU it also carries the worker's CPU time
+        at each request (engine/clock_audit.py, "CPU time"). Not on GPU backends: a device sync's spin-wait
+        burns CPU time for GPU work, and that side is not measured yet."""
+        proc = session.worker.proc
+        if self.backend.device_type != "cpu" or proc is None:
+            return AskLog()
+        pid = proc.pid
+        return AskLog(cpu_clock=lambda: cpu_seconds(pid))
 
     def _clean_timing(self, shape: dict, weight_seed: int) -> CleanTiming | None:
         """The reference timed by a worker that never loads candidate code: once per task, shape and run
@@ -342,7 +353,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         except Verdict as v:
             return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
         try:
-            log = AskLog()
+            log = self._ask_log(session)
             load_before = host_load.sample()
             planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
             reply, _ = session.call(

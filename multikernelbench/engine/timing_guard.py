@@ -79,19 +79,20 @@ class ClockRetry(Exception):
 
 def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
                 result: DeviceOutcome, min_samples: int = 0, confirming: bool = False,
-                load: HostLoad | None = None) -> None:
+                load: HostLoad | None = None, cores: int = 1) -> None:
     """Raise ``cheat_detected`` when the parent's clock shows work outside the candidate's timed call or a
     request pattern the harness never makes; record the figure on the result otherwise. A first timing whose
     only findings are load-sensitive raises :class:`ClockRetry` instead; ``confirming``: this is the timing
     that confirms them (re-timed at a quieter moment where the host allowed it). ``load``: the host's load
     during this timing; on an oversubscribed host, load-sensitive findings convict only when their excess
     exceeds the quiet bound by more than the load's factor (engine/host_load.py), else the result is flagged
-    "inconclusive under load" and not convicted."""
+    "inconclusive under load" and not convicted. ``cores``: what a timed call could use at most (the CPU-time
+    findings, when the log carries the worker's CPU time)."""
     if not (cfg.clock_audit and cfg.runtime_checks):
         return
     found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
                   clean.baseline if clean is not None else None,
-                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas),
+                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas, cores=cores),
                   min_samples=min_samples)
     result.outside_clock_ms = found.outside_ms
     if not found.findings:
@@ -100,14 +101,15 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
         raise ClockRetry("; ".join(found.findings))
     findings = found.findings
     if load is not None and load.oversubscribed and findings == found.load_sensitive:
-        beyond = [f for f, m in zip(findings, found.margins) if m > load.factor]
+        beyond = [f for f, m in zip(findings, found.margins) if m > load.factor or f in found.cpu]
         if not beyond:
             result.flags.append(
                 f"{INCONCLUSIVE}: {'; '.join(findings)}; the host had {load.label()} (factor {load.factor:.2f}), "
                 f"which can stretch an honest difference that far (largest excess "
                 f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported")
             return
-        findings = [f + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)" for f in beyond]
+        findings = [f if f in found.cpu else f + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)"
+                    for f in beyond]
     message = "; ".join(findings)
     if confirming:
         message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"

@@ -119,6 +119,17 @@ def parent_and_session(pid: int | str) -> tuple[int, int] | None:
         return None
 
 
+def cpu_seconds(pid: int | str) -> float | None:
+    """CPU time ``pid`` has used, all its threads and its reaped children (user + system), from /proc; None when
+    gone or not Linux. The kernel's account: a process cannot lower it, and descheduling does not add to it."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # state is field 3: utime..cstime are 14-17
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def session_members(sid: int) -> list[int]:
     """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
     try:
