@@ -63,8 +63,10 @@ class EngineConfig:
     #: ``worker_max_processes`` binds (counted over all workers of that uid). No effect when the harness is not
     #: root, nor on a host whose GPU device nodes only root may open (checked: engine/worker_uid.py). Each
     #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
-    #: setting left behind included).
-    drop_root: bool = True
+    #: setting left behind included). Off by default: on, C++ builds in tests/test_anticheat_cpu.py failed with
+    #: EACCES removing torch's build baton (``<build>/mkb_cpu_*/lock``) in a folder the worker had not made
+    #: (2026-12-04, load 12: a trusted writer in the candidate's build folder after the worker's chown).
+    drop_root: bool = False
     worker_uid: int = 65534
     worker_gid: int = 65534
     worker_max_processes: int = 8192
