@@ -67,3 +67,4 @@ def test_a_sleeper_holds_one_lane_and_its_client_not_both(build_root, suite, tmp
     assert b1.state == b2.state == JobState.DONE
     assert a.finished_at < b1.finished_at, "A's quick job waited for B's sleeper"
     assert b2.started_at >= b1.finished_at, "B held both lanes at once"
+

@@ -5,7 +5,8 @@
 * the client with the least *recent* engine time goes next, and a running job's lane time is charged while
   it runs (the queue before this change charged a fixed 10 s estimate until the job ended, so a client whose
   candidate had held a lane for minutes still looked cheap);
-* recent usage decays: a heavy user from long ago is not behind for ever;
+* recent usage decays: a heavy user from long ago is not behind for ever; a newcomer is ordered level with
+  the busy clients, not ahead of them all;
 * one client holds at most all lanes but one;
 * a client over its share does not get the last free lane; a client under its share does.
 
@@ -23,8 +24,8 @@ from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
 def test_one_job_waits_one_round_not_behind_a_backlog():
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=1000), Share(lanes=1))
     for i in range(100):
-        q.push("flood", f"f{i}", 1.0)
-    q.push("honest", "h0", 1.0)
+        q.push("flood", f"f{i}", 1.0, 0.0)
+    q.push("honest", "h0", 1.0, 0.0)
     assert q.take(0, 2, now=0.0) == ["f0", "h0"]
     q.done(0, "f0", 1.0)
     q.done(0, "h0", 2.0)
@@ -36,14 +37,14 @@ def test_caps_per_client_and_in_all_count_running_jobs_until_released():
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=2, per_client_compute_s=100, total_jobs=3,
                                        total_compute_s=1000))
     q.check("a", 2, 20)
-    q.push("a", "a0", 10)
-    q.push("a", "a1", 10)
+    q.push("a", "a0", 10, 0.0)
+    q.push("a", "a1", 10, 0.0)
     assert q.take(0, 5, now=0.0) == ["a0", "a1"]
     with pytest.raises(OverLimit, match="limit of 2"):
         q.check("a", 1, 10)  # running jobs still count
     with pytest.raises(OverLimit, match="compute"):
         q.check("b", 1, 101)
-    q.push("b", "b0", 10)
+    q.push("b", "b0", 10, 0.0)
     with pytest.raises(OverLimit, match="service is full"):
         q.check("c", 1, 1)
     q.release("a", 10)
@@ -54,8 +55,8 @@ def test_caps_per_client_and_in_all_count_running_jobs_until_released():
 def test_engine_time_not_job_count_decides_who_goes_next():
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1))
     for i in range(3):
-        q.push("slow", f"s{i}", 10.0)
-        q.push("quick", f"q{i}", 10.0)
+        q.push("slow", f"s{i}", 10.0, 0.0)
+        q.push("quick", f"q{i}", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["s0"]
     q.done(0, "s0", 20.0)  # its candidate held the lane for 20 s
     assert q.take(0, 1, now=20.0) == ["q0"]
@@ -68,45 +69,62 @@ def test_engine_time_not_job_count_decides_who_goes_next():
 
 
 def test_a_running_job_is_charged_while_it_runs():
-    """Lane 0 holds the sleeper's job since t=0; ``steady`` used 15 s. At t=30 lane 1 frees with both waiting:
-    the sleeper's 30 s so far count, so ``steady`` goes first (charged only at the end, or by a 10 s estimate,
-    the sleeper would look cheaper)."""
+    """``steady`` used 15 s; from t=15 lane 0 holds the sleeper's job. At t=45 lane 1 is free with both
+    waiting: the sleeper's 30 s so far count, so ``steady`` goes first (charged only at the end, or by a 10 s
+    estimate, the sleeper would look cheaper)."""
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, lanes_per_client=2,
                                                                     reserve_last_lane=False, half_life_s=1e9))
-    q.push("steady", "t0", 10.0)
+    q.push("steady", "t0", 10.0, 0.0)
     assert q.take(1, 1, now=0.0) == ["t0"]
     q.done(1, "t0", 15.0)
-    q.push("sleeper", "z0", 10.0)
-    assert q.take(0, 1, now=0.0) == ["z0"]
-    q.push("sleeper", "z1", 10.0)
-    q.push("steady", "t1", 10.0)
-    assert q.usage("sleeper", 30.0) == pytest.approx(30.0)
-    assert q.take(1, 1, now=30.0) == ["t1"]
+    q.push("sleeper", "z0", 10.0, 15.0)
+    assert q.take(0, 1, now=15.0) == ["z0"]
+    q.push("sleeper", "z1", 10.0, 16.0)
+    q.push("steady", "t1", 10.0, 16.0)
+    assert q.usage("sleeper", 45.0) == pytest.approx(30.0)
+    assert q.take(1, 1, now=45.0) == ["t1"]
 
 
 def test_recent_usage_decays_with_its_half_life():
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=60.0))
-    q.push("past", "p0", 10.0)
+    q.push("past", "p0", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["p0"]
     q.done(0, "p0", 600.0)  # ten minutes on the lane
     assert q.usage("past", 660.0) == pytest.approx(300.0)
-    q.push("past", "p1", 10.0)
-    q.push("now", "n0", 10.0)
     q.settled["now"] = (5.0, 660.0)
+    q.push("now", "n0", 10.0, 660.0)
+    q.push("past", "p1", 10.0, 660.0)
     assert q.take(0, 1, now=660.0) == ["n0"]  # 5 s recent < 300 s
     q.done(0, "n0", 661.0)
     # an hour later the ten minutes are worth under a second: no longer behind a client with 5 s an hour ago
     assert q.usage("past", 4260.0) < 1.0
 
 
+def test_a_newcomer_starts_level_with_the_busy_clients_not_at_zero():
+    """Two clients used 100 s each recently and have work queued; a new token (or a client back from idle)
+    is ordered level with them, not ahead of both until its usage catches up."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9))
+    q.settled.update({"a": (100.0, 0.0), "b": (100.0, 0.0)})
+    q.push("a", "a0", 10.0, 0.0)
+    q.push("b", "b0", 10.0, 0.0)
+    q.push("new", "n0", 10.0, 0.0)
+    q.push("new", "n1", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["a0"]
+    q.done(0, "a0", 1.0)
+    assert q.take(0, 1, now=1.0) == ["b0"]
+    q.done(0, "b0", 2.0)
+    assert q.take(0, 1, now=2.0) == ["n0"]
+    assert not q.over_share("new", 2.0)  # the order floor is no charge: its share is what it used
+
+
 def test_one_client_holds_at_most_all_lanes_but_one():
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=3, reserve_last_lane=False))
     for i in range(5):
-        q.push("heavy", f"h{i}", 10.0)
+        q.push("heavy", f"h{i}", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["h0"]
     assert q.take(1, 1, now=0.0) == ["h1"]
     assert q.take(2, 1, now=0.0) == []  # the third lane stays free for another client
-    q.push("light", "l0", 10.0)
+    q.push("light", "l0", 10.0, 1.0)
     assert q.take(2, 1, now=1.0) == ["l0"]
     q.done(0, "h0", 5.0)
     assert q.take(0, 1, now=5.0) == ["h2"]  # a lane of its own again
@@ -118,11 +136,11 @@ def test_a_client_over_its_share_does_not_get_the_last_free_lane():
     free when the light client's next job comes."""
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, half_life_s=1e9))
     q.settled.update({"sleeper_a": (40.0, 0.0), "sleeper_b": (40.0, 0.0), "light": (4.0, 0.0)})
-    q.push("sleeper_a", "a0", 10.0)
+    q.push("sleeper_a", "a0", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["a0"]
-    q.push("sleeper_b", "b0", 10.0)
+    q.push("sleeper_b", "b0", 10.0, 1.0)
     assert q.take(1, 1, now=1.0) == []
-    q.push("light", "l0", 10.0)
+    q.push("light", "l0", 10.0, 2.0)
     assert q.take(1, 1, now=2.0) == ["l0"]  # under its share: it gets the lane
     q.done(1, "l0", 4.0)
     q.done(0, "a0", 20.0)
@@ -134,5 +152,5 @@ def test_with_one_lane_nothing_is_held_back():
     is the only work, so the lane is never idle while work waits."""
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9))
     q.settled.update({"heavy": (100.0, 0.0), "light": (1.0, 0.0)})
-    q.push("heavy", "h0", 10.0)
+    q.push("heavy", "h0", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["h0"]

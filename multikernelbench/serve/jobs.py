@@ -215,7 +215,7 @@ class EvalService:
             self.metrics.count("jobs", 'outcome="joined"')
         else:
             self.leaders[(job.key, job.strength)] = job
-            self.sched.push(job.client, job, job.compute_s)
+            self.sched.push(job.client, job, job.compute_s, time.time())
             self.metrics.count("jobs", 'outcome="queued"')
 
     def submit(self, client: str, subs: list[Submission], idem_key: str | None = None) -> list[Job]:

@@ -7,8 +7,9 @@ arrives after it. So:
 * **Per-client queues, least recent usage first.** Each client has its own FIFO; a lane that frees takes
   next from the client with the least *recent* engine time: lane seconds, decayed with a half-life
   (``Share.half_life_s``, as a fair-share batch scheduler does), so a client is judged on the last few
-  minutes, not on its whole history, and idle time buys no more than a clean slate. Ties go to the client
-  that waited longest.
+  minutes, not on its whole history. A client that becomes active is ordered level with the least-used
+  client busy now (start-time fair queueing): idle time, or a new token, buys no run of the lanes ahead of
+  the clients already there. Ties go to the client that waited longest.
 * **Charged as it runs.** A lane's elapsed time is counted against the clients of the jobs it holds while
   they run, not only when they end: a candidate that sleeps at import is already the most expensive job in
   the queue while it sleeps, not a 10 s estimate until it returns.
@@ -84,6 +85,7 @@ class FairQueue(Generic[T]):
         self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
         self._tick = 0
         self.settled: dict[str, tuple[float, float]] = {}  # client -> (recent lane seconds, as of this time)
+        self.start: dict[str, float] = {}  # a backlogged client's order floor (start-time fair queueing)
         self.lane_items: dict[int, list[tuple[str, T]]] = {}  # a busy lane's unfinished items
         self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
         self.jobs: collections.Counter[str] = collections.Counter()  # queued + running, per client
@@ -112,10 +114,12 @@ class FairQueue(Generic[T]):
         self.total_jobs += 1
         self.total_compute += compute_s
 
-    def push(self, client: str, item: T, compute_s: float) -> None:
+    def push(self, client: str, item: T, compute_s: float, now: float) -> None:
         self.charge(client, compute_s)
         queue = self.queues.get(client)
         if queue is None:
+            if not self.lanes_of(client):
+                self._floor(client, now)
             self._tick += 1
             self.since[client] = self._tick
             queue = self.queues[client] = collections.deque()
@@ -138,6 +142,18 @@ class FairQueue(Generic[T]):
 
     def _add(self, client: str, seconds: float, now: float) -> None:
         self.settled[client] = (self._decayed(client, now) + seconds, now)
+
+    def _floor(self, client: str, now: float) -> None:
+        """A client becoming active is ordered at least level with the least-used client that has work queued
+        or running: idle time buys no priority over clients that are busy now (a new or returning client at
+        zero would otherwise take every free lane until its usage caught up with theirs). Only the order: its
+        share (:meth:`over_share`) is judged on what it used."""
+        busy = (set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}) - {client}
+        if busy:
+            self.start[client] = min(self.usage(c, now) for c in busy)
+
+    def _order(self, client: str, now: float) -> tuple[float, int]:
+        return max(self.usage(client, now), self.start.get(client, 0.0)), self.since[client]
 
     def usage(self, client: str, now: float) -> float:
         """Recent lane seconds of ``client``: settled (decayed) plus its part of the busy lanes' time so far."""
@@ -180,7 +196,7 @@ class FairQueue(Generic[T]):
             ready = [c for c in self.queues if self._eligible(c, lane, now)]
             if not ready:
                 break
-            client = min(ready, key=lambda c: (self.usage(c, now), self.since[c]))
+            client = min(ready, key=lambda c: self._order(c, now))
             queue = self.queues[client]
             item, _ = queue.popleft()
             out.append(item)
@@ -194,6 +210,7 @@ class FairQueue(Generic[T]):
             self.since[client] = self._tick
             if not queue:
                 del self.queues[client]
+                self.start.pop(client, None)
         return out
 
     def _settle_lane(self, lane: int, now: float) -> None:
