@@ -8,7 +8,7 @@ caller's own job (``?wait=S`` long-polls up to S seconds for it to finish); ``GE
 tokens; the token's name is the client.
 
 A rejected request is a 4xx whose body is ``{"error": "<one line>"}`` and nothing of it is queued (see
-serve/parse.py). A long-poll waits on an event set by the engine thread, not on a thread of the pool that
+serve/parse.py). A long-poll waits on an event set by a lane's thread, not on a thread of the pool that
 submissions use, and ends as soon as its client hangs up.
 """
 
@@ -109,7 +109,7 @@ def create_app(service: EvalService):
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
 
-        def wake() -> None:  # called by the engine thread
+        def wake() -> None:  # called by a lane's thread
             try:
                 loop.call_soon_threadsafe(done.set)
             except RuntimeError:  # the loop is closed: the server is stopping

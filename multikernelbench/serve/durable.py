@@ -6,7 +6,7 @@ keeps its result, not its source. An idempotency key names one request of one cl
 returns the jobs it made the first time instead of making new ones. The cache table holds results under the
 service's exact key (serve/cachekey.py) with the strength they were evaluated at.
 
-One connection shared by the request threads and the engine thread, under a lock: writes are small and the
+One connection shared by the request threads and the lanes' threads, under a lock: writes are small and the
 file is the service's alone.
 """
 

@@ -141,7 +141,7 @@ class ServiceConfig:
 
 
 class EvalService:
-    """The job table and the engine thread (see the module docstring)."""
+    """The job table and the engine lanes (see the module docstring)."""
 
     def __init__(self, config: ServiceConfig, tasks: dict[str, Task]) -> None:
         check_opt_in(config.engine)  # the same explicit opt-in as `mkb eval`
@@ -268,7 +268,7 @@ class EvalService:
         return job
 
     def watch(self, job_id: str, client: str, wake: Callable[[], None]) -> Job | None:
-        """The client's job; ``wake`` is called (from the engine thread) when it finishes, unless it already has."""
+        """The client's job; ``wake`` is called (from a lane's thread) when it finishes, unless it already has."""
         with self.lock:
             job = self.jobs.get(job_id)
             if job is not None and job.client == client and not job.finished:

@@ -88,6 +88,17 @@ class _LaneRunner(Runner):
     def __init__(self, config: EngineConfig, store: ResultStore, on_result: Any, lane: _Lane) -> None:
         super().__init__(config, store, on_result=on_result, progress=False)
         self._lane = lane
+        prepare = self.backend.prepare_builds
+
+        def one_lane_at_a_time(*args: Any, **kwargs: Any) -> Any:
+            with lane.starting:
+                return prepare(*args, **kwargs)
+
+        # A run's first step probes which precompiled headers are missing by swapping torch's module-wide
+        # ninja runner (backends/cuda_warm.py) -- process-wide state, made for one run at a time. With two lanes
+        # starting runs at the same instant, the soak caught one lane inside a real build of the probe's empty
+        # extension in the service process (a minute under load, holding the lane); the probes take ~0.1 s.
+        setattr(self.backend, "prepare_builds", one_lane_at_a_time)
 
     def _start_zygote(self, wait: bool = True) -> Any:
         return self._lane.zygote(self, wait)
@@ -96,8 +107,8 @@ class _LaneRunner(Runner):
 class _Lane:
     """One lane's thread: take, evaluate, report each result; the zygote lives as long as the lane."""
 
-    def __init__(self, service: EvalService, index: int, config: EngineConfig) -> None:
-        self.service, self.index, self.config = service, index, config
+    def __init__(self, service: EvalService, index: int, config: EngineConfig, starting: threading.Lock) -> None:
+        self.service, self.index, self.config, self.starting = service, index, config, starting
         self.labels: dict[str, Job] = {}
         self._zygote: Any = None
         self.thread = threading.Thread(target=self.loop, name=f"mkb-serve-lane-{index}", daemon=True)
@@ -170,7 +181,8 @@ class EngineLanes:
     """The lanes of one service; started at once, stopped by the service's ``close``."""
 
     def __init__(self, service: EvalService, configs: list[EngineConfig]) -> None:
-        self.lanes = [_Lane(service, i, c) for i, c in enumerate(configs)]
+        starting = threading.Lock()  # the lanes' runs start their builds' preparation one at a time
+        self.lanes = [_Lane(service, i, c, starting) for i, c in enumerate(configs)]
         for lane in self.lanes:
             lane.thread.start()
 

@@ -28,7 +28,7 @@ class _Histogram:
 
 
 class Metrics:
-    """Thread-safe: the engine thread observes stages, request handlers count requests."""
+    """Thread-safe: the lanes' threads observe stages, request handlers count requests."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
