@@ -65,7 +65,8 @@ class EngineConfig:
     #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
     #: setting left behind included). Off by default: on, C++ builds in tests/test_anticheat_cpu.py failed with
     #: EACCES removing torch's build baton (``<build>/mkb_cpu_*/lock``) in a folder the worker had not made
-    #: (2026-12-04, load 12: a trusted writer in the candidate's build folder after the worker's chown).
+    #: (2026-12-04, load 12; cause not found yet: a process of another uid writing in the candidate's build
+    #: folder after the worker's chown is the likely one).
     drop_root: bool = False
     worker_uid: int = 65534
     worker_gid: int = 65534
