@@ -229,13 +229,16 @@ def queue_flood(url: str, token: str, phase: Phase) -> None:
                 time.sleep(0.2)
 
 
-def hostile_main(url: str, tokens: dict[str, str], seconds: float, polls: int, slow: int) -> None:
+ATTACKS = ("polls", "slow", "flood", "queue")
+
+
+def hostile_main(url: str, tokens: dict[str, str], seconds: float, polls: int, slow: int,
+                 attacks: tuple[str, ...] = ATTACKS) -> None:
     phase = Phase(seconds)
     port = int(url.rsplit(":", 1)[1])
-    threads = [threading.Thread(target=long_poller, args=(url, tokens["poller"], phase, polls), daemon=True),
-               threading.Thread(target=slow_headers, args=(port, phase, slow), daemon=True),
-               threading.Thread(target=cache_flood, args=(url, tokens["flooder"], phase), daemon=True),
-               threading.Thread(target=queue_flood, args=(url, tokens["queuer"], phase), daemon=True)]
+    every = {"polls": (long_poller, (url, tokens["poller"], phase, polls)), "slow": (slow_headers, (port, phase, slow)),
+             "flood": (cache_flood, (url, tokens["flooder"], phase)), "queue": (queue_flood, (url, tokens["queuer"], phase))}
+    threads = [threading.Thread(target=every[a][0], args=every[a][1], daemon=True) for a in attacks]
     for t in threads:
         t.start()
     for t in threads:
@@ -259,7 +262,8 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
     attackers = None
     if hostile:  # in their own process: their JSON encoding and threads do not slow the honest clients' clock
         attackers = multiprocessing.get_context("spawn").Process(
-            target=hostile_main, args=(url, tokens, args.seconds, args.polls, args.slow), daemon=True)
+            target=hostile_main, args=(url, tokens, args.seconds, args.polls, args.slow, tuple(args.attacks.split(","))),
+            daemon=True)
         attackers.start()
     for t in threads:
         t.daemon = True
@@ -282,6 +286,7 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "results_per_min": round(phase.results * 60 / args.seconds, 1),
             "server_peak_rss_mb": round(proc_mb(pid, "VmHWM"), 1), "server_rss_mb": round(proc_mb(pid, "VmRSS"), 1),
             "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
+            "attacks": args.attacks if hostile else "",
             "errors": phase.errors}
 
 
@@ -294,6 +299,9 @@ def main() -> int:
     ap.add_argument("--slow", type=int, default=150, help="hostile slow-header connections")
     ap.add_argument("--batch-size", type=int, default=1, help="the service's --batch-size")
     ap.add_argument("--lanes", type=int, default=2, help="the service's --lanes (CPU lanes: no timing here)")
+    ap.add_argument("--attacks", default=",".join(ATTACKS),
+                    help="hostile clients to run, of " + ",".join(ATTACKS) + " (polls and queue use the engine: "
+                         "a sleeping candidate to poll on, failing sources up to the cap)")
     args = ap.parse_args()
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
     tokens = {n: secrets.token_hex(16) for n in names}
