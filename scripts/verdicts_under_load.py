@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,9 @@ def main() -> int:
     ap.add_argument("--build-root", type=Path, default=Path(tempfile.gettempdir()) / "mkb-verdicts-under-load")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    # Killed (SIGTERM), end the way Ctrl-C does: through the finally that stops the load processes; a kill once
+    # left six pinned busy loops behind for an hour, loading every later measurement on the host.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     from multikernelbench.records import Status
     from multikernelbench.util.procs import usable_cores
