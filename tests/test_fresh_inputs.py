@@ -40,8 +40,10 @@ TASK = "matmul.square"  # CPU bench shape n=512 (CPU_BENCH_SHAPE); 3 test shapes
 TWIN = REPO / "tests" / "data" / "honest_twins" / f"{TASK}.py"
 WRONG = REPO / "solutions" / "cpu" / "wrong"
 TRICKS = ["memo_by_content", "memo_after_checks", "call_count_output"]
-#: "Timed at its honest speed": a correct candidate's speedup may exceed the twin's by at most this factor.
-HONEST_MARGIN = 1.10
+#: "Timed at its honest speed": a correct candidate's speedup may exceed the twin's by at most this factor. A
+#: working trick skips the n=512 product (tens of times faster); 1.10 failed three times in one day on the shared
+#: 2-core host under load ~12 (memo_by_content 0.57x against the twin's 0.43x: two timings minutes apart).
+HONEST_MARGIN = 1.5
 #: What an ``incorrect`` verdict must say when the candidate's header names no ``# reason:`` (the memo
 #: candidates expect ``correct``: on fresh inputs their memo never hits).
 TIMED_OUTPUT_WRONG = "output of a timed run is wrong"
