@@ -361,23 +361,21 @@ def _cpu_time(result: Audit, paired: list[dict[str, Interval]], candidate: str, 
         return
     ref_cpu = statistics.median(e for _, e, _ in known)
     if clean is not None and clean.cpu_per_call_ms is not None:
-        bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * clean.cpu_per_call_ms)
-        over = ref_cpu - clean.cpu_per_call_ms
-        if over > bound:
-            result.margins.append(over / bound)
-            result.cpu.append(
-                f"~{over:.0f} ms of CPU time per call more around {reference}'s samples than in the clean worker "
-                f"({clean.cpu_per_call_ms:.0f} ms there; the worker's CPU time, read by the parent; bound "
-                f"{bound:.0f} ms): work hidden in the renewal, outside the clock")
-            result.load_sensitive.append(result.cpu[-1])
-    hidden = statistics.median(c - e - cfg.cores * claimed for c, e, claimed in known)
-    bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * ref_cpu)
-    if hidden > bound:
-        result.margins.append(hidden / bound)
-        result.cpu.append(
-            f"~{hidden:.0f} ms of CPU time per call around {candidate}'s samples beyond the reference's and beyond "
-            f"what its claimed call could use on {cfg.cores} core(s) (the worker's CPU time, read by the parent; "
-            f"bound {bound:.0f} ms): work hidden in the renewal, outside the clock")
+        _cpu_finding(result, cfg, ref_cpu - clean.cpu_per_call_ms, clean.cpu_per_call_ms,
+                     f"of CPU time per call more around {reference}'s samples than in the clean worker "
+                     f"({clean.cpu_per_call_ms:.0f} ms there; the worker's CPU time, read by the parent")
+    _cpu_finding(result, cfg, statistics.median(c - e - cfg.cores * claimed for c, e, claimed in known), ref_cpu,
+                 f"of CPU time per call around {candidate}'s samples beyond the reference's and beyond what its "
+                 f"claimed call could use on {cfg.cores} core(s) (the worker's CPU time, read by the parent")
+
+
+def _cpu_finding(result: Audit, cfg: AuditConfig, excess: float, compared: float, what: str) -> None:
+    """A CPU-time finding when ``excess`` passes ``max(cpu_floor_ms, cpu_slack x compared)``."""
+    bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * compared)
+    if excess > bound:
+        result.margins.append(excess / bound)
+        result.cpu.append(f"~{excess:.0f} ms {what}; bound {bound:.0f} ms): work hidden in the renewal, outside the "
+                          "clock")
         result.load_sensitive.append(result.cpu[-1])
 
 
