@@ -28,8 +28,7 @@ def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> No
     """In the parent, as root, before the worker starts: ``write`` folders owned by ``uid`` (recursively), and
     every ancestor of ``write`` and ``read`` searchable by others."""
     write = list(write)
-    for folder in write:
-        _chown_tree(folder, uid, gid)
+    claim(write, uid, gid)
     seen: set[str] = set()
     for p in list(read) + write:
         for anc in Path(os.path.realpath(p)).parents:
