@@ -5,7 +5,7 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_warm tp_per_build probe (issue #28). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_warm tp_per_build probe (issue #28), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -101,6 +101,20 @@ PY
         --trace $R/cuda_full.trace > $R/cuda_full.jsonl 2> $R/cuda_full.err
       echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s" | tee $R/cuda_full.wall
       python3 scripts/summarize_eval.py $R/cuda_full.jsonl | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
+    cuda_loaded) # issue #40: the shipped CUDA set (right, wrong, the honest twin) beside a second GPU process
+      # (scripts/gpu_neighbour_load.py, bursts of bf16 products at LOAD_DUTY of the wall time): statuses must hold
+      mkdir -p solutions_twins/matmul.square && cp tests/data/honest_twins/cuda/matmul.square.py solutions_twins/matmul.square/honest_twin.py
+      python3 scripts/gpu_neighbour_load.py --duty ${LOAD_DUTY:-0.5} > $R/cuda_loaded_neighbour.log 2>&1 & NB=$!
+      S0=$(date +%s.%N); timeout -s INT -k 20 ${LOADED_TIMEOUT:-300} python3 -m multikernelbench.cli.main eval \
+        --backend cuda --solutions solutions/cuda --solutions solutions_twins --compile-baseline --db $R/cuda_loaded.sqlite --json --no-progress \
+        --trace $R/cuda_loaded.trace > $R/cuda_loaded.jsonl 2> $R/cuda_loaded.err
+      echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s"; kill $NB; wait $NB 2>/dev/null; tail -2 $R/cuda_loaded_neighbour.log
+      python3 scripts/summarize_eval.py $R/cuda_loaded.jsonl | tee $R/cuda_loaded.summary; tail -3 $R/cuda_loaded.err ;;
+    trust) # issue #40 on the GPU: raw output reads, the native-hook attacks, the honest strided control; the GPU wrong set
+      timeout ${TRUST_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -m gpu -rA -s tests/test_verdict_outputs_gpu.py tests/test_anticheat_gpu.py \
+        > $R/trust.log 2>&1; grep -E "^(PASSED|FAILED|ERROR|SKIPPED)" $R/trust.log | cut -c1-200; tail -2 $R/trust.log ;;
+    outputs_cost) # issue #40: what the trusted-side output read costs per verified output on the GPU
+      timeout 90 python3 benchmarks/verdict_outputs/bench_raw_outputs.py --device cuda > $R/outputs_cost.log 2>&1; tail -20 $R/outputs_cost.log ;;
     probe) timeout 120 python3 scripts/cuda_neighbour_probe.py --out $R/cuda_neighbour_probe.json > $R/probe.log 2>&1
       python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['start_costs_p50_s']); [print(p) for p in d['phases']]" $R/cuda_neighbour_probe.json ;;
     throughput) B=$(( $(left) - 15 )); timeout $(( B + 10 )) python3 scripts/throughput_bench.py --backend cuda --budget-s $B \
