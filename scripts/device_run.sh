@@ -105,7 +105,7 @@ PY
       # (scripts/gpu_neighbour_load.py, bursts of bf16 products at LOAD_DUTY of the wall time): statuses must hold
       mkdir -p solutions_twins/matmul.square && cp tests/data/honest_twins/cuda/matmul.square.py solutions_twins/matmul.square/honest_twin.py
       python3 scripts/gpu_neighbour_load.py --duty ${LOAD_DUTY:-0.5} > $R/cuda_loaded_neighbour.log 2>&1 & NB=$!
-      S0=$(date +%s.%N); timeout -s INT -k 20 ${LOADED_TIMEOUT:-300} python3 -m multikernelbench.cli.main eval \
+      S0=$(date +%s.%N); timeout -s INT -k 20 ${LOADED_TIMEOUT:-$(( $(left) - 25 ))} python3 -m multikernelbench.cli.main eval \
         --backend cuda --solutions solutions/cuda --solutions solutions_twins --compile-baseline --db $R/cuda_loaded.sqlite --json --no-progress \
         --trace $R/cuda_loaded.trace > $R/cuda_loaded.jsonl 2> $R/cuda_loaded.err
       echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s"; kill $NB; wait $NB 2>/dev/null; tail -2 $R/cuda_loaded_neighbour.log
