@@ -32,10 +32,15 @@ class EngineConfig:
     #: GPU indices to spread the device stage over (one device worker and one reference service each);
     #: None = every visible GPU. Backends that do not run on a GPU use one lane.
     gpus: tuple[int, ...] | None = None
-    #: Device lanes per GPU. Lanes sharing a GPU take turns on it (one lock per GPU around checks and timing)
-    #: and overlap only their untimed steps: worker start, load, torch.compile. 2 keeps a GPU busy when those
-    #: steps are as long as the timing itself (the suite baseline); 1 runs one candidate at a time.
-    lanes_per_gpu: int = 1
+    #: Device lanes per GPU. Lanes sharing a GPU take its turns (engine/gpu_turns.py): loads, checks and worker
+    #: ends side by side, every clock alone on the GPU. 0 = chosen at the run's start from the GPUs' free memory
+    #: and the usable cores (engine/lane_count.py; 1 where the memory cannot be read); 1 runs one candidate
+    #: at a time.
+    lanes_per_gpu: int = 0
+    #: CPU lanes (``device_workers`` > 1) take turns on one pseudo-device as a GPU's lanes do (checks shared,
+    #: clocks exclusive). Off: they take none (correctness-only runs need none). Lets a machine without a GPU
+    #: test the turns (tests/test_lane_turns.py).
+    cpu_lanes_take_turns: bool = False
     #: A lane alone on its GPU starts the next candidate's worker (fork, set-up, device context; no candidate
     #: code) while the current one loads and is checked, never beside a clock (engine/prefetch.py).
     prefetch_workers: bool = True

@@ -7,7 +7,6 @@ Why apart: they concern the harness's own baseline, not the candidate's checks a
 
 from __future__ import annotations
 
-import threading
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from multikernelbench.wire import Series
 if TYPE_CHECKING:
     from multikernelbench.backends.base import Backend
     from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.gpu_turns import Turns
     from multikernelbench.engine.reference import SeedSource
     from multikernelbench.engine.trace import Trace
     from multikernelbench.tasks.record import Task
@@ -37,7 +37,7 @@ class BaselineSteps:
     who: str
     shares_device: bool
     _turn_held: bool
-    _shared_lock: threading.Lock | None
+    turns: Turns
 
     def _session(self, load: bool = True) -> WorkerSession:
         raise NotImplementedError
@@ -80,7 +80,7 @@ class BaselineSteps:
             finally:
                 if self._turn_held:  # whatever the worker did, the GPU is free again when its request ends
                     self._turn_held = False
-                    self._shared().release()
+                    self.turns.release_exclusive()
             if reply.torch_rebinds:
                 out.flags.append("torch API rebound while the baseline compiled (not judged): "
                                     + ", ".join(reply.torch_rebinds[:20]))
@@ -94,18 +94,15 @@ class BaselineSteps:
             return session, False
 
     def _turn(self, ask: DeviceTurn) -> TurnGranted:
-        """The worker's GPU steps inside its compile request wait for the lanes' shared lock (worker side:
-        engine/device_turns.py)."""
+        """The worker's GPU steps inside its compile request take the GPU's exclusive turn (worker side:
+        engine/device_turns.py): the compiled graph's first call autotunes, and autotuning is a clock (its
+        choice of kernel is what the compile baseline is timed with)."""
         if ask.take and not self._turn_held:
-            self._shared().acquire()
+            self.turns.acquire_exclusive()
             self._turn_held = True
             self.trace(self.who, "device turn taken")
         elif not ask.take and self._turn_held:
             self.trace(self.who, "device turn given back")  # before the release: the trace stays ordered
             self._turn_held = False
-            self._shared().release()
+            self.turns.release_exclusive()
         return TurnGranted()
-
-    def _shared(self) -> threading.Lock:
-        assert self._shared_lock is not None, "device turns are taken only when lanes share the GPU"
-        return self._shared_lock

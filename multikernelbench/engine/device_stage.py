@@ -8,11 +8,10 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
-from typing import Any, Callable
+from typing import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_for
 from multikernelbench.engine import host_load
 from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
@@ -56,15 +56,15 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
                  seeds: SeedSource, refs: ReferenceService, *, env_extra: dict[str, str] | None = None,
-                 zygote=None, trace: Trace | None = None, device_lock: threading.Lock | None = None,
+                 zygote=None, trace: Trace | None = None,
+                 device_lock: GpuTurns | OneTurn | threading.Lock | None = None,
                  clean: CleanReference | None = None) -> None:
         self.task, self.source, self.build_dir = task, source, Path(build_dir)
-        #: Held around every step that runs kernels on the device (checks, timing, reading back verified
-        #: outputs, ending a worker) when several lanes share one GPU; a worker's start, load and its
-        #: torch.compile run outside it (a compile request takes turns for its device steps).
-        self.device_lock: contextlib.AbstractContextManager[Any] = \
-            device_lock if device_lock is not None else contextlib.nullcontext()
-        self._shared_lock = device_lock  # taken and given back by the worker's DeviceTurn requests
+        #: The GPU's turns when several lanes share it (engine/gpu_turns.py): checks, loads and ending workers
+        #: take them shared, every clock (timing, the clean reference's timing, a compile request's device
+        #: steps) exclusive; a worker's start and its torch.compile run outside them. A plain lock: every step
+        #: under it, loads outside (:class:`OneTurn`).
+        self.turns: Turns = turns_for(device_lock)
         self.shares_device = device_lock is not None
         self._turn_held = False
         self.backend, self.config, self.seeds, self.refs = backend, config, seeds, refs
@@ -131,11 +131,11 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         return out
 
     def discard(self) -> None:
-        """Prepared workers whose candidate is not evaluated (the run's time limit): ended under the device
-        lock, as every worker is (:meth:`_end`)."""
+        """Prepared workers whose candidate is not evaluated (the run's time limit): ended in a shared turn,
+        as every worker is (:meth:`_end`)."""
         unused = self._unused_prepared()
         if unused:
-            with self.device_lock:
+            with self.turns.shared():
                 for s in unused:
                     s.close()
 
@@ -152,9 +152,11 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             session = self._start_worker()
         self.sessions.append(session)
         if load and not self.config.reference_only:
-            # Outside the device lock: a candidate's import may take long (or sleep), and must not hold up
-            # the other lanes' timing.
-            session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
+            # In a shared turn (engine/gpu_turns.py): an import may launch kernels and creates the worker's
+            # device context, which must not land in another lane's clock, yet it may take long, so it never
+            # holds up the other lanes' checks. (A plain lock leaves loads outside it: OneTurn.)
+            with self.turns.loading():
+                session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
         return session
 
     def run(self, result: EvalResult) -> EvalResult:
@@ -189,18 +191,19 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         return out
 
     def _end(self) -> None:
-        """Ends the workers under the device lock: a worker's exit tears down its CUDA context and frees its
-        device memory, work the driver does on the GPU. Outside the lock it could land in another lane's clock
-        (H200, 2026-12-01: the first tasks of a baseline run with a warm compile cache, when six lanes started
-        and ended workers every second, timed 4-9 % slower than in a quieter run). A reference-only worker
-        creates its context inside a compile request's turn; a candidate's may at load, which stays outside
-        the lock so a slow import cannot hold up the other lanes."""
+        """Ends the workers in a shared turn: a worker's exit tears down its CUDA context and frees its device
+        memory, work the driver does on the GPU. Outside the turns it could land in another lane's clock (H200,
+        2026-12-01: the first tasks of a baseline run with a warm compile cache, when six lanes started and
+        ended workers every second, timed 4-9 % slower than in a quieter run). Shared, not exclusive: the
+        shared side already excludes every clock, and an exit beside another lane's checks harms nothing
+        (their outputs do not depend on it), so the ends need not queue behind the checks. ``close`` waits
+        for the process to be reaped, so the teardown is over when the turn is given back."""
         self.sessions += self._unused_prepared()  # a clean worker that another lane's timing made needless
         if not self.sessions:
             return
         t0 = time.perf_counter()
-        with self.device_lock:
-            self.trace(self.who, "end_workers start (ending the workers under the device lock)")
+        with self.turns.shared():
+            self.trace(self.who, "end_workers start (ending the workers in a shared turn)")
             for s in self.sessions:
                 s.close()
             self.trace(self.who, f"end_workers end after {time.perf_counter() - t0:.1f} s")
@@ -209,7 +212,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         session = self._session()
         seeds = self.seeds.for_task(self.task)
         if not self.config.reference_only:
-            with self.device_lock:
+            with self.turns.shared():  # checks: beside other lanes' checks, never inside a clock
                 self._trials(session, seeds)
                 self._fresh_shapes(session, out, seeds.weight)
             if self.config.skip_timing or not self.backend.timing_available:
@@ -218,7 +221,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 return
         n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
-        with self.device_lock:
+        with self.turns.exclusive():  # the clocks (and the clean reference's, made inside): alone on the GPU
             if self.config.reference_only:
                 self._time_reference(session, out, seeds.weight, shape, compiled, planner)
                 return
@@ -230,21 +233,21 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 out.flags.append(f"clock audit: the first timing showed {first}; timed again in a fresh worker")
                 self.trace(self.who, "clock audit finding: timing again in a fresh worker")
                 self.sessions.remove(session)
-                session.close()  # under the lock: a worker's exit is work on the device
+                session.close()  # in the turn: a worker's exit is work on the device
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
         quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
-        with self.device_lock:  # recalibrated beside it, while no process of this candidate runs
+        with self.turns.exclusive():  # recalibrated beside it, while no process of this candidate runs
             before = self._time_clean(shape, seeds.weight) if self._clean_wanted() else None
         # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
-        with self.device_lock:  # the same steps as in the first worker before its timing: the correctness trials
+        with self.turns.shared():  # the same steps as in the first worker before its timing: the correctness trials
             counted = self.report.trials, self.report.passed
             self._trials(session, seeds)
             self.report.trials, self.report.passed = counted  # passed again: the report counts the task's trials
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
-        with self.device_lock:
+        with self.turns.exclusive():
             self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
 
     def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,
@@ -335,7 +338,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
 
     def _clean_timing(self, shape: dict, weight_seed: int) -> CleanTiming | None:
         """The reference timed by a worker that never loads candidate code: once per task, shape and run
-        (cached across lanes), under the device lock the caller holds. None when switched off; a clean worker
+        (cached across lanes), in the exclusive turn the caller holds. None when switched off; a clean worker
         that fails leaves the audit without its noise floor and the result without the cross-check (flagged)."""
         if not self._clean_wanted():
             return None
@@ -346,7 +349,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         return ac.clean_reference and ac.runtime_checks
 
     def _time_clean(self, shape: dict, weight_seed: int) -> CleanTiming:
-        """One timing of the reference in a fresh clean worker (uncached), under the caller's device lock."""
+        """One timing of the reference in a fresh clean worker (uncached), in the caller's exclusive turn."""
         cfg = self.config
         try:
             session = self._session(load=False)

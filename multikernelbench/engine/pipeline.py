@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
@@ -61,12 +62,13 @@ class Pipeline:
             self.remaining[job.task.id] = self.remaining.get(job.task.id, 0) + 1
         self.lock = threading.Lock()
         self.lanes = runner.lanes()
-        # One lock per GPU, held while a lane's worker runs kernels on it (checks, timing, and the device steps
-        # of a torch.compile request: engine/device_turns.py): lanes that share a GPU overlap only their CPU
-        # work (worker start, load, compiling), never a clock and another lane's kernels. (CPU lanes are for
-        # correctness-only runs and take no lock.)
-        self.device_locks: dict[int | None, threading.Lock] = {g: threading.Lock() for g in set(self.lanes)
-                                                                if g is not None}
+        # Each GPU's turns (engine/gpu_turns.py): loads, checks and worker ends take them shared, every clock
+        # (timing, the clean reference's, a torch.compile request's device steps: engine/device_turns.py)
+        # exclusive, so lanes that share a GPU check side by side and never run a kernel inside another's
+        # clock. CPU lanes are for correctness-only runs and take none, unless ``cpu_lanes_take_turns``.
+        self.device_locks: dict[int | None, GpuTurns] = {g: GpuTurns() for g in set(self.lanes) if g is not None}
+        if cfg.cpu_lanes_take_turns and None in self.lanes:
+            self.device_locks[None] = GpuTurns()
         self.overlap = runner.backend.overlap_compile_with_timing
         # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
         # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.

@@ -9,8 +9,9 @@
   never run inside a CPU candidate's clock.
 * **Lanes per GPU.** A lane is a thread with its own :class:`ReferenceService` on its GPU and device
   workers that see only that GPU (``CUDA_VISIBLE_DEVICES``); the parent's reference work and the lane's
-  worker never use the GPU at the same time. ``lanes_per_gpu`` > 1 lanes share a GPU through one lock
-  held for every step that runs kernels, so only their CPU work overlaps (the suite baseline uses 6).
+  worker never use the GPU at the same time. ``lanes_per_gpu`` > 1 lanes share a GPU through its turns
+  (engine/gpu_turns.py): loads, checks and worker ends side by side, every clock alone on the GPU; by default
+  their number comes from the GPUs' free memory and the cores (engine/lane_count.py).
 * **One writer.** The stages return outcomes (engine/outcomes.py); the calling thread alone turns them into
   records (engine/pipeline.py) and writes each as its candidate finishes (the store is only touched from
   that thread), so an interrupted run resumes where it stopped.
@@ -35,6 +36,7 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.clock_audit import CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
+from multikernelbench.engine.lane_count import LaneChoice
 from multikernelbench.engine.outcomes import Outcome, record
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
@@ -105,6 +107,8 @@ class Runner:
         self.clean_refs = CleanReference()
         #: What the run's end removed from the build cache (engine/build_cache.py), when it capped it.
         self.pruned: build_cache.PruneReport | None = None
+        #: Lanes per GPU as measured when ``lanes_per_gpu`` is 0 (engine/lane_count.py), at the first run.
+        self.lane_choice: LaneChoice | None = None
 
     # ------------------------------------------------------------------------------------------------
     def prestart(self) -> None:
@@ -237,11 +241,20 @@ class Runner:
         return gpus if self.backend.device_type == "cuda" else []
 
     def lanes(self) -> list[int | None]:
-        """GPU index per device lane (None for a CPU lane); ``lanes_per_gpu`` lanes share each GPU."""
+        """GPU index per device lane (None for a CPU lane); ``lanes_per_gpu`` lanes share each GPU (0: as many
+        as :func:`~.lane_count.measure` finds room for, measured once per runner and written to the trace)."""
         gpus = self.gpus()
-        if gpus:
-            return [g for _ in range(max(1, self.config.lanes_per_gpu)) for g in gpus]
-        return [None] * max(1, self.config.device_workers)
+        if not gpus:
+            return [None] * max(1, self.config.device_workers)
+        per_gpu = self.config.lanes_per_gpu
+        if per_gpu <= 0:
+            if self.lane_choice is None:
+                from multikernelbench.engine import lane_count
+
+                self.lane_choice = lane_count.measure(gpus)
+                self.trace("runner", self.lane_choice.label())
+            per_gpu = self.lane_choice.per_gpu
+        return [g for _ in range(per_gpu) for g in gpus]
 
     def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
         """Builds, device lanes and the collecting loop over ``todo`` (engine/pipeline.py)."""

@@ -1,0 +1,196 @@
+"""Turns on one GPU for the lanes that share it: checks side by side, every clock alone.
+
+Why a reader-writer lock: most of a candidate's device stage is not timing (worker start, load, correctness
+trials on several shapes and seeds, fresh-shape checks), and none of that needs the GPU to itself -- a check's
+outputs are the same whatever else runs beside it. A clock does: any kernel another lane runs while a timing is
+sampled inflates its samples. So checks take a GPU's turns *shared* (any number of lanes at once) and every
+clock takes them *exclusive* (the candidate's timing, the clean reference's timing and its recalibrations, a
+torch.compile request's device steps, whose autotuning is itself a clock). While the exclusive side is held, no
+step that the harness drives for another candidate runs on that GPU.
+
+Writers first: once a clock waits, no new check starts on that GPU until the clock has run, so a steady stream
+of checks from the other lanes cannot starve timing, and clocks run in the order they were asked for, so no
+lane's timing is passed over by the others'; the checks already running finish first (a check is
+bounded by its request's timeout and the candidate's device-stage budget, as before, when one plain lock
+around every step made every lane wait for it too).
+
+:class:`OneTurn` is that plain lock (every step exclusive, loads outside it): what lanes did before, and what
+callers that hand in a ``threading.Lock`` still get (the Ray actor's slots).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Iterator, Protocol
+
+
+class Turns(Protocol):
+    """What a device stage asks of its GPU's turns."""
+
+    def shared(self) -> contextlib.AbstractContextManager[None]:
+        """Around a step that runs kernels but no clock (checks, ending workers)."""
+
+    def loading(self) -> contextlib.AbstractContextManager[None]:
+        """Around loading a candidate (its import may run kernels and create its device context)."""
+
+    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """Around a clock: nothing of another lane runs on the GPU meanwhile."""
+
+    def acquire_exclusive(self) -> None:
+        """The exclusive side for a worker's own turn (a compile request's DeviceTurn), given back with
+        :meth:`release_exclusive`."""
+
+    def release_exclusive(self) -> None: ...
+
+
+class GpuTurns:
+    """A writer-preferring reader-writer lock for one GPU. Re-entrant where the engine nests steps: a thread
+    holding the exclusive side may enter the shared side (it is alone already), a thread holding the shared
+    side may enter it again; asking for the exclusive side while holding the shared side is a harness bug and
+    raises instead of deadlocking."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers: dict[int, int] = {}  # thread id -> how deep it holds the shared side
+        self._writer: int | None = None
+        self._writer_depth = 0
+        self._writers_waiting = 0
+        self._next_ticket = self._serving = 0  # clocks run in the order they were asked for
+        self._abandoned: set[int] = set()
+
+    # ---- the shared side ---------------------------------------------------------------------------------
+    def acquire_shared(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer == me or me in self._readers:  # nested: already alone, or already a reader
+                self._readers[me] = self._readers.get(me, 0) + 1
+                return
+            while self._writer is not None or self._writers_waiting:
+                self._cond.wait()
+            self._readers[me] = 1
+
+    def release_shared(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            depth = self._readers.get(me, 0)
+            if depth <= 0:
+                raise RuntimeError("GpuTurns: shared side released by a thread that does not hold it")
+            if depth == 1:
+                del self._readers[me]
+                self._cond.notify_all()
+            else:
+                self._readers[me] = depth - 1
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        self.acquire_shared()
+        try:
+            yield
+        finally:
+            self.release_shared()
+
+    def loading(self) -> contextlib.AbstractContextManager[None]:
+        return self.shared()
+
+    # ---- the exclusive side ------------------------------------------------------------------------------
+    def acquire_exclusive(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer == me:
+                self._writer_depth += 1
+                return
+            if me in self._readers:
+                raise RuntimeError("GpuTurns: a clock asked for while this thread holds a check's turn "
+                                   "(it would wait for itself)")
+            ticket, self._next_ticket = self._next_ticket, self._next_ticket + 1
+            self._writers_waiting += 1
+            try:
+                while self._writer is not None or self._readers or self._serving != ticket:
+                    self._cond.wait()
+            except BaseException:  # interrupted while waiting: its place in the queue must not hold it up
+                self._abandoned.add(ticket)
+                self._skip_abandoned()
+                self._cond.notify_all()
+                raise
+            finally:
+                self._writers_waiting -= 1
+            self._serving += 1
+            self._skip_abandoned()
+            self._writer, self._writer_depth = me, 1
+
+    def _skip_abandoned(self) -> None:
+        while self._serving in self._abandoned:
+            self._abandoned.discard(self._serving)
+            self._serving += 1
+
+    def release_exclusive(self) -> None:
+        with self._cond:
+            if self._writer != threading.get_ident():
+                raise RuntimeError("GpuTurns: exclusive side released by a thread that does not hold it")
+            self._writer_depth -= 1
+            if self._writer_depth == 0:
+                self._writer = None
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        self.acquire_exclusive()
+        try:
+            yield
+        finally:
+            self.release_exclusive()
+
+    def state(self) -> tuple[int, bool, int]:
+        """(threads holding the shared side, whether the exclusive side is held, clocks waiting): for tests."""
+        with self._cond:
+            return len(self._readers), self._writer is not None, self._writers_waiting
+
+
+class OneTurn:
+    """Every step under one plain lock, loads outside it (the lanes' turns before :class:`GpuTurns`)."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.lock = lock
+
+    def shared(self) -> contextlib.AbstractContextManager[None]:
+        return self.exclusive()
+
+    def loading(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self.lock:
+            yield
+
+    def acquire_exclusive(self) -> None:
+        self.lock.acquire()
+
+    def release_exclusive(self) -> None:
+        self.lock.release()
+
+
+class NoTurns:
+    """A device that no other lane uses: every turn is free."""
+
+    def shared(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    loading = exclusive = shared
+
+    def acquire_exclusive(self) -> None:
+        return None
+
+    def release_exclusive(self) -> None:
+        return None
+
+
+def turns_for(lock: GpuTurns | OneTurn | threading.Lock | None) -> Turns:
+    """The turns a device stage takes: a GPU's :class:`GpuTurns` as given, a plain lock as :class:`OneTurn`,
+    none as :class:`NoTurns`."""
+    if lock is None:
+        return NoTurns()
+    if isinstance(lock, (GpuTurns, OneTurn)):
+        return lock
+    return OneTurn(lock)

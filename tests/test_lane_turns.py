@@ -1,0 +1,235 @@
+"""Lanes sharing one device (engine/gpu_turns.py): checks side by side, every clock alone.
+
+The engine test runs the real engine (Runner, subprocess workers, real timing) with two CPU lanes taking turns
+on one pseudo-device (``cpu_lanes_take_turns``) and reads the windows from the run's ``--trace`` file; the
+GPU test does the same with two lanes on one GPU and the shipped CUDA solutions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.engine import lane_count
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.engine.gpu_turns import GpuTurns
+from multikernelbench.engine.runner import Runner
+from multikernelbench.records import Status
+
+REPO = Path(__file__).resolve().parents[1]
+RELU = "activation.relu"
+
+Span = tuple[float, float]
+#: What runs on the device, as the trace names it: worker requests (Load, Check, Time, CompileBaseline) and the
+#: ends of workers. Builds (``build``, ``compile``) run on the CPU beside a GPU's clocks by design.
+DEVICE_STEPS = ("load", "check", "time", "compile_baseline", "end_workers")
+
+
+# ---- the lock itself ---------------------------------------------------------------------------------------
+def _hold(turns: GpuTurns, side: str, seconds: float, log: list, name: str) -> None:
+    with (turns.shared() if side == "shared" else turns.exclusive()):
+        log.append((name, "in", time.monotonic()))
+        time.sleep(seconds)
+        log.append((name, "out", time.monotonic()))
+
+
+def _spans(log: list) -> dict[str, Span]:
+    out: dict[str, list[float]] = {}
+    for name, _, at in log:
+        out.setdefault(name, []).append(at)
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def test_shared_side_overlaps_and_exclusive_side_is_alone():
+    turns, log = GpuTurns(), []
+    threads = [threading.Thread(target=_hold, args=(turns, "shared", 0.4, log, f"check{i}")) for i in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    clock = threading.Thread(target=_hold, args=(turns, "exclusive", 0.2, log, "clock"))
+    clock.start()
+    for t in threads + [clock]:
+        t.join(10)
+    s = _spans(log)
+    checks = [s[f"check{i}"] for i in range(3)]
+    assert max(a for a, _ in checks) < min(b for _, b in checks), checks  # the checks ran side by side
+    c0, c1 = s["clock"]
+    assert all(b <= c0 or c1 <= a for a, b in checks), (s["clock"], checks)  # the clock waited for them
+    assert turns.state() == (0, False, 0)
+
+
+def test_a_waiting_clock_goes_before_later_checks():
+    """Writers first: a check that asks after a clock started waiting runs after that clock."""
+    turns, log = GpuTurns(), []
+    first = threading.Thread(target=_hold, args=(turns, "shared", 0.5, log, "first"))
+    first.start()
+    time.sleep(0.1)
+    clock = threading.Thread(target=_hold, args=(turns, "exclusive", 0.2, log, "clock"))
+    clock.start()
+    deadline = time.monotonic() + 5
+    while turns.state()[2] == 0 and time.monotonic() < deadline:  # until the clock waits
+        time.sleep(0.01)
+    late = threading.Thread(target=_hold, args=(turns, "shared", 0.1, log, "late"))
+    late.start()
+    for t in (first, clock, late):
+        t.join(10)
+    s = _spans(log)
+    assert s["first"][1] <= s["clock"][0] <= s["clock"][1] <= s["late"][0], s
+
+
+def test_clocks_run_in_the_order_asked():
+    """A lane whose checks end and that asks for its clock at once does not pass a clock already waiting (the
+    engine run above showed it: the lane that had waited longest timed last)."""
+    turns, order = GpuTurns(), []
+
+    def clock(name: str) -> None:
+        with turns.exclusive():
+            order.append(name)
+
+    turns.acquire_shared()
+    first = threading.Thread(target=clock, args=("waiting",))
+    first.start()
+    deadline = time.monotonic() + 5
+    while turns.state()[2] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    turns.release_shared()
+    clock("asked at once")
+    first.join(10)
+    assert order == ["waiting", "asked at once"]
+
+
+def test_nesting_rules():
+    turns = GpuTurns()
+    with turns.exclusive():
+        with turns.shared():  # a clock's holder ends a worker inside it: already alone
+            assert turns.state()[1]
+    with turns.shared():
+        with turns.shared():
+            pass
+        with pytest.raises(RuntimeError):
+            turns.acquire_exclusive()  # would wait for itself
+    assert turns.state() == (0, False, 0)
+
+
+def test_auto_lanes_from_memory_and_cores():
+    gb = 10**9
+    h200 = lane_count.choose([139 * gb], cores=16)
+    assert h200.per_gpu == lane_count.MAX_AUTO_LANES and h200.by_memory == 7 and h200.by_cores == 8
+    assert lane_count.choose([139 * gb], cores=2).per_gpu == 1  # a 2-core host: one lane
+    assert lane_count.choose([20 * gb], cores=64).per_gpu == 1  # room for one lane's memory only
+    assert lane_count.choose([40 * gb, 139 * gb], cores=16).per_gpu == 2  # the fullest GPU decides; 16/(2*2)=4
+    assert lane_count.choose([139 * gb] * 8, cores=128).per_gpu == 4
+    unknown = lane_count.choose([None], cores=16)
+    assert unknown.per_gpu == 1 and "memory unknown" in unknown.label()
+
+
+# ---- the engine ------------------------------------------------------------------------------------------
+def sleepy_relu(label: str, forward_s: float) -> Candidate:
+    """Honest, slow to check: each forward sleeps, so its checks and its timing last seconds."""
+    src = textwrap.dedent(f"""
+        import time
+        import torch
+        import torch.nn as nn
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                time.sleep({forward_s})  # {label}
+                return torch.clamp_min(x, 0.0)
+        """)
+    return Candidate(task_id=RELU, source=src, label=label)
+
+
+def request_spans(trace: Path) -> dict[str, dict[str, list[Span]]]:
+    """Per candidate (its trace name) and request kind (load, check, time, ...): the windows of its worker
+    requests, each start paired with the next end (a lane's requests follow one another), and of its
+    ``end_workers`` steps."""
+    opened: dict[tuple[str, str], float] = {}
+    out: dict[str, dict[str, list[Span]]] = {}
+    for line in trace.read_text().splitlines():
+        stamp = float(line.split("+", 1)[1].split("s", 1)[0])
+        who, what = line.split("s ", 1)[1].split(": ", 1)
+        if who == "runner" or " " not in what:
+            continue
+        kind, edge = what.split(" ", 2)[:2]
+        if kind not in DEVICE_STEPS:
+            continue
+        if edge == "start":
+            opened[(who, kind)] = stamp
+        elif edge == "end" and (who, kind) in opened:
+            out.setdefault(who, {}).setdefault(kind, []).append((opened.pop((who, kind)), stamp))
+    return out
+
+
+def foreign_steps_in_clocks(spans: dict[str, dict[str, list[Span]]]) -> list[str]:
+    """Every request or worker end of one candidate that overlaps a timing request (its own timing or its
+    clean reference's) of another. Trace stamps are 0.1 s and monotone: windows that only touch are apart."""
+    found = []
+    for who, kinds in spans.items():
+        for t0, t1 in kinds.get("time", []):
+            for other, their in spans.items():
+                if other == who:
+                    continue
+                for kind, windows in their.items():
+                    found += [f"{other} {kind} {a}-{b} inside {who} time {t0}-{t1}"
+                              for a, b in windows if a < t1 and t0 < b]
+    return found
+
+
+def two_lane_config(tmp_path: Path, **kw) -> EngineConfig:
+    return EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=5, trace_path=tmp_path / "t.log",
+                        device_workers=2, cpu_lanes_take_turns=True, compile_workers=2,
+                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                        backend_options={"pch": False}, **kw)
+
+
+@pytest.mark.slow
+def test_two_lanes_check_side_by_side_and_time_alone(suite, tmp_path):
+    """Two candidates on two lanes sharing one device: their correctness checks overlap, and no request of one
+    (load, check, timing, worker end) runs inside a timing window of the other, the clean reference's timing
+    included. Candidate B checks twice as long as A, so A's timing is asked for while B still checks: with
+    timing taking the shared side it would run beside B's checks (checked: it then fails)."""
+    cfg = two_lane_config(tmp_path)
+    cands = [sleepy_relu("A", 0.12), sleepy_relu("B", 0.25)]
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], cands)
+    assert all(r.status == Status.CORRECT and r.speedup is not None for r in results), \
+        [(r.status, r.message) for r in results]
+    spans = request_spans(cfg.trace_path)
+    assert len(spans) == 2, spans
+    (a, b) = (spans[w] for w in sorted(spans))
+    assert a.get("time") and b.get("time"), spans
+    checks = [(min(s for s, _ in k["check"]), max(e for _, e in k["check"])) for k in (a, b)]
+    assert max(s for s, _ in checks) < min(e for _, e in checks), checks  # the checks overlapped
+    assert foreign_steps_in_clocks(spans) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):
+    """On a GPU: two lanes on GPU 0 over shipped CUDA solutions (different tasks); no request of one candidate
+    runs inside another's timing window, and some checks of different candidates overlapped."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    from multikernelbench.engine.candidates import discover_solutions
+
+    found = discover_solutions(REPO / "solutions" / "cuda", set(suite))
+    cands = [c for c in found if c.task_id.startswith("activation.") and c.expect == Status.CORRECT][:6]
+    assert len(cands) >= 4, [c.task_id for c in found][:20]
+    cfg = EngineConfig(backend="cuda", build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
+                       trace_path=tmp_path / "t.log", gpus=(0,), lanes_per_gpu=2,
+                       timing=TimingConfig(min_runs=5, max_runs=30, budget_s=0.3, warmup=2))
+    results = Runner(cfg, progress=False).evaluate([suite[c.task_id] for c in cands], cands)
+    assert all(r.status == Status.CORRECT for r in results), [(r.task_id, r.status, r.message) for r in results]
+    spans = request_spans(cfg.trace_path)
+    assert foreign_steps_in_clocks(spans) == []
+    checks = {w: k["check"] for w, k in spans.items() if k.get("check")}
+    overlapped = any(a0 < b1 and b0 < a1 for w, ws in checks.items() for v, vs in checks.items() if w < v
+                     for a0, a1 in ws for b0, b1 in vs)
+    assert overlapped, checks
