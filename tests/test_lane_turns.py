@@ -20,15 +20,13 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.runner import Runner
+from multikernelbench.engine.trace_windows import check, request_spans
 from multikernelbench.records import Status
 
 REPO = Path(__file__).resolve().parents[1]
 RELU = "activation.relu"
 
 Span = tuple[float, float]
-#: What runs on the device, as the trace names it: worker requests (Load, Check, Time, CompileBaseline) and the
-#: ends of workers. Builds (``build``, ``compile``) run on the CPU beside a GPU's clocks by design.
-DEVICE_STEPS = ("load", "check", "time", "compile_baseline", "end_workers")
 
 
 # ---- the lock itself ---------------------------------------------------------------------------------------
@@ -144,42 +142,6 @@ def sleepy_relu(label: str, forward_s: float) -> Candidate:
     return Candidate(task_id=RELU, source=src, label=label)
 
 
-def request_spans(trace: Path) -> dict[str, dict[str, list[Span]]]:
-    """Per candidate (its trace name) and request kind (load, check, time, ...): the windows of its worker
-    requests, each start paired with the next end (a lane's requests follow one another), and of its
-    ``end_workers`` steps."""
-    opened: dict[tuple[str, str], float] = {}
-    out: dict[str, dict[str, list[Span]]] = {}
-    for line in trace.read_text().splitlines():
-        stamp = float(line.split("+", 1)[1].split("s", 1)[0])
-        who, what = line.split("s ", 1)[1].split(": ", 1)
-        if who == "runner" or " " not in what:
-            continue
-        kind, edge = what.split(" ", 2)[:2]
-        if kind not in DEVICE_STEPS:
-            continue
-        if edge == "start":
-            opened[(who, kind)] = stamp
-        elif edge == "end" and (who, kind) in opened:
-            out.setdefault(who, {}).setdefault(kind, []).append((opened.pop((who, kind)), stamp))
-    return out
-
-
-def foreign_steps_in_clocks(spans: dict[str, dict[str, list[Span]]]) -> list[str]:
-    """Every request or worker end of one candidate that overlaps a timing request (its own timing or its
-    clean reference's) of another. Trace stamps are 0.1 s and monotone: windows that only touch are apart."""
-    found = []
-    for who, kinds in spans.items():
-        for t0, t1 in kinds.get("time", []):
-            for other, their in spans.items():
-                if other == who:
-                    continue
-                for kind, windows in their.items():
-                    found += [f"{other} {kind} {a}-{b} inside {who} time {t0}-{t1}"
-                              for a, b in windows if a < t1 and t0 < b]
-    return found
-
-
 def two_lane_config(tmp_path: Path, **kw) -> EngineConfig:
     return EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=5, trace_path=tmp_path / "t.log",
                         device_workers=2, cpu_lanes_take_turns=True, compile_workers=2,
@@ -205,14 +167,16 @@ def test_two_lanes_check_side_by_side_and_time_alone(suite, tmp_path):
     assert a.get("time") and b.get("time"), spans
     checks = [(min(s for s, _ in k["check"]), max(e for _, e in k["check"])) for k in (a, b)]
     assert max(s for s, _ in checks) < min(e for _, e in checks), checks  # the checks overlapped
-    assert foreign_steps_in_clocks(spans) == []
+    windows = check(spans)
+    assert windows.clocks >= 3 and windows.overlapping_checks > 0, windows  # 2 timings + the clean reference's
+    assert windows.foreign == [], windows.foreign
 
 
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):
-    """On a GPU: two lanes on GPU 0 over shipped CUDA solutions (different tasks); no request of one candidate
-    runs inside another's timing window, and some checks of different candidates overlapped."""
+    """On a GPU: two lanes on GPU 0 over six shipped CUDA solutions (six tasks); no request of one candidate runs
+    inside another's timing window, and some checks of different candidates overlapped."""
     import torch
 
     if not torch.cuda.is_available():
@@ -220,16 +184,13 @@ def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):
     from multikernelbench.engine.candidates import discover_solutions
 
     found = discover_solutions(REPO / "solutions" / "cuda", set(suite))
-    cands = [c for c in found if c.task_id.startswith("activation.") and c.expect == Status.CORRECT][:6]
+    cands = [c for c in found if c.expect == Status.CORRECT and "wrong" not in c.label][:6]
     assert len(cands) >= 4, [c.task_id for c in found][:20]
     cfg = EngineConfig(backend="cuda", build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
                        trace_path=tmp_path / "t.log", gpus=(0,), lanes_per_gpu=2,
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=0.3, warmup=2))
     results = Runner(cfg, progress=False).evaluate([suite[c.task_id] for c in cands], cands)
     assert all(r.status == Status.CORRECT for r in results), [(r.task_id, r.status, r.message) for r in results]
-    spans = request_spans(cfg.trace_path)
-    assert foreign_steps_in_clocks(spans) == []
-    checks = {w: k["check"] for w, k in spans.items() if k.get("check")}
-    overlapped = any(a0 < b1 and b0 < a1 for w, ws in checks.items() for v, vs in checks.items() if w < v
-                     for a0, a1 in ws for b0, b1 in vs)
-    assert overlapped, checks
+    windows = check(request_spans(cfg.trace_path))
+    assert windows.clocks >= len(cands) and windows.foreign == [], windows
+    assert windows.overlapping_checks > 0, windows

@@ -209,6 +209,7 @@ def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
 
     from multikernelbench.backends import get_backend
     from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.gpu_turns import GpuTurns
     from multikernelbench.engine.reference import ReferenceService, SeedSource
     from multikernelbench.engine.runner import reference_candidates
     from multikernelbench.engine.trace import Trace
@@ -219,7 +220,7 @@ def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
                        trace_path=trace_path, timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1,
                                                                   compile_baseline=True))
     backend = get_backend("cpu")
-    trace, seeds, lock = Trace(trace_path), SeedSource(3), threading.Lock()
+    trace, seeds, lock = Trace(trace_path), SeedSource(3), GpuTurns()  # the compile turns take its clock side
     tasks = [suite[RELU], suite["activation.tanh"]]
     results = [EvalResult(task_id=t.id, task_hash=t.content_hash, backend="cpu", candidate="reference",
                           code_hash="reference", status=Status.RUNTIME_ERROR) for t in tasks]
