@@ -172,6 +172,60 @@ def test_two_lanes_check_side_by_side_and_time_alone(suite, tmp_path):
     assert windows.foreign == [], windows.foreign
 
 
+BEATING_RELU = textwrap.dedent("""
+    import _thread
+    import sys
+    import time
+    import torch
+    import torch.nn as nn
+
+    def _beat():  # left running after import: says when it was kept from running for over 0.25 s
+        last = time.time()
+        while True:
+            time.sleep(0.01)
+            now = time.time()
+            if now - last > 0.3:
+                print(f"GAP {last:.3f} {now:.3f}", file=sys.stderr, flush=True)
+            last = now
+
+    _thread.start_new_thread(_beat, ())  # below threading's registry; asleep when the harness looks for busy threads
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            if x.numel() > 1_000_000:  # the timing shape: fail there, so this worker's output is the result's
+                raise RuntimeError("not timed")
+            time.sleep(0.25)
+            return torch.clamp_min(x, 0.0)
+    """)
+
+
+@pytest.mark.slow
+def test_a_thread_left_running_is_stopped_during_other_lanes_clocks(suite, tmp_path):
+    """Attack: candidate A leaves a thread running after its import, below threading's registry and asleep most of
+    the time, so the background-thread checks pass it (here it only notes when it could not run; on a GPU it
+    would launch kernels). No step of A runs during B's clock, but that thread would: so every clock stops the
+    other lanes' loaded workers. A checks longer than B, so B is timed while A's worker is loaded and idle;
+    each of B's timing windows must lie inside a stretch where A's thread did not run. (A fails at its own
+    timing shape, so its first worker's output is its result's.) Fails when workers are not stopped (checked:
+    with ``enlist`` a no-op, A's thread ran through B's clocks)."""
+    cfg = two_lane_config(tmp_path)
+    runner = Runner(cfg, progress=False)
+    attacker = Candidate(task_id=RELU, source=BEATING_RELU, label="A")
+    victim = sleepy_relu("B", 0.12)
+    results = runner.evaluate([suite[RELU]], [attacker, victim])
+    assert results[1].status == Status.CORRECT, results[1].message
+    assert results[0].status == Status.RUNTIME_ERROR and "not timed" in results[0].message, results[0].message
+    gaps = [(float(a), float(b)) for line in (results[0].stdout or "").splitlines() if line.startswith("GAP ")
+            for a, b in [line.split()[1:3]]]
+    spans = request_spans(cfg.trace_path)
+    who_a, who_b = (next(w for w in spans if c.code_hash[:12] in w) for c in (attacker, victim))
+    clocks = [(runner.trace.wall0 + t0, runner.trace.wall0 + t1) for t0, t1 in spans[who_b]["time"]]
+    assert clocks and spans[who_b]["time"][0][1] <= spans[who_a]["time"][0][0], spans  # B was timed first
+    # Trace stamps are 0.1 s: a window may start or end up to 0.05 s off.
+    outside = [c for c in clocks if not any(g0 <= c[0] + 0.1 and c[1] - 0.1 <= g1 for g0, g1 in gaps)]
+    assert outside == [], (outside, gaps)
+
+
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):

@@ -98,7 +98,7 @@ class BaselineSteps:
         engine/device_turns.py): the compiled graph's first call autotunes, and autotuning is a clock (its
         choice of kernel is what the compile baseline is timed with)."""
         if ask.take and not self._turn_held:
-            self.turns.acquire_exclusive()
+            self.turns.acquire_exclusive(self)
             self._turn_held = True
             self.trace(self.who, "device turn taken")
         elif not ask.take and self._turn_held:

@@ -156,6 +156,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             # device context, which must not land in another lane's clock, yet it may take long, so it never
             # holds up the other lanes' checks. (A plain lock leaves loads outside it: OneTurn.)
             with self.turns.loading():
+                self.turns.enlist(self, session.worker)  # stopped during other lanes' clocks from now on
                 session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
         return session
 
@@ -203,6 +204,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             return
         t0 = time.perf_counter()
         with self.turns.shared():
+            for s in self.sessions:
+                self.turns.dismiss(s.worker)
             self.trace(self.who, "end_workers start (ending the workers in a shared turn)")
             for s in self.sessions:
                 s.close()
@@ -221,7 +224,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 return
         n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
-        with self.turns.exclusive():  # the clocks (and the clean reference's, made inside): alone on the GPU
+        with self.turns.exclusive(self):  # the clocks (and the clean reference's, made inside): alone on the GPU
             if self.config.reference_only:
                 self._time_reference(session, out, seeds.weight, shape, compiled, planner)
                 return
@@ -233,11 +236,12 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 out.flags.append(f"clock audit: the first timing showed {first}; timed again in a fresh worker")
                 self.trace(self.who, "clock audit finding: timing again in a fresh worker")
                 self.sessions.remove(session)
+                self.turns.dismiss(session.worker)
                 session.close()  # in the turn: a worker's exit is work on the device
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
         quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
-        with self.turns.exclusive():  # recalibrated beside it, while no process of this candidate runs
+        with self.turns.exclusive(self):  # recalibrated beside it, while no process of this candidate runs
             before = self._time_clean(shape, seeds.weight) if self._clean_wanted() else None
         # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
@@ -247,7 +251,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             self._trials(session, seeds)
             self.report.trials, self.report.passed = counted  # passed again: the report counts the task's trials
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
-        with self.turns.exclusive():
+        with self.turns.exclusive(self):
             self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
 
     def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,

@@ -16,6 +16,10 @@ around every step made every lane wait for it too).
 
 :class:`OneTurn` is that plain lock (every step exclusive, loads outside it): what lanes did before, and what
 callers that hand in a ``threading.Lock`` still get (the Ray actor's slots).
+
+Idle workers of the other lanes: while a clock runs no step of theirs does, but a thread their candidate left
+running would. So a worker is enlisted when its candidate code is loaded, and every clock stops the other
+owners' enlisted workers (SIGSTOP of their sessions, as the clock audit's recalibration does) until it ends.
 """
 
 from __future__ import annotations
@@ -25,8 +29,15 @@ import threading
 from typing import Iterator, Protocol
 
 
+class Pausable(Protocol):
+    """A worker (engine/sandbox.py): every process of its session stopped for the block."""
+
+    def paused(self) -> contextlib.AbstractContextManager[None]: ...
+
+
 class Turns(Protocol):
-    """What a device stage asks of its GPU's turns."""
+    """What a device stage asks of its GPU's turns. ``owner``: the device stage asking (its own workers are
+    never stopped by its own clock)."""
 
     def shared(self) -> contextlib.AbstractContextManager[None]:
         """Around a step that runs kernels but no clock (checks, ending workers)."""
@@ -34,14 +45,20 @@ class Turns(Protocol):
     def loading(self) -> contextlib.AbstractContextManager[None]:
         """Around loading a candidate (its import may run kernels and create its device context)."""
 
-    def exclusive(self) -> contextlib.AbstractContextManager[None]:
+    def exclusive(self, owner: object = None) -> contextlib.AbstractContextManager[None]:
         """Around a clock: nothing of another lane runs on the GPU meanwhile."""
 
-    def acquire_exclusive(self) -> None:
+    def acquire_exclusive(self, owner: object = None) -> None:
         """The exclusive side for a worker's own turn (a compile request's DeviceTurn), given back with
         :meth:`release_exclusive`."""
 
     def release_exclusive(self) -> None: ...
+
+    def enlist(self, owner: object, worker: Pausable) -> None:
+        """``worker`` may run candidate code from now on: stopped while another owner's clock runs."""
+
+    def dismiss(self, worker: Pausable) -> None:
+        """``worker`` is about to end (or never ran candidate code): no longer stopped for clocks."""
 
 
 class GpuTurns:
@@ -58,6 +75,10 @@ class GpuTurns:
         self._writers_waiting = 0
         self._next_ticket = self._serving = 0  # clocks run in the order they were asked for
         self._abandoned: set[int] = set()
+        #: Workers that may run candidate code, by id: (their owner, the worker). A clock stops every one of
+        #: another owner for its whole hold (:meth:`_stop_bystanders`).
+        self._bystanders: dict[int, tuple[object, Pausable]] = {}
+        self._stopped: contextlib.ExitStack | None = None
 
     # ---- the shared side ---------------------------------------------------------------------------------
     def acquire_shared(self) -> None:
@@ -94,7 +115,7 @@ class GpuTurns:
         return self.shared()
 
     # ---- the exclusive side ------------------------------------------------------------------------------
-    def acquire_exclusive(self) -> None:
+    def acquire_exclusive(self, owner: object = None) -> None:
         me = threading.get_ident()
         with self._cond:
             if self._writer == me:
@@ -118,6 +139,34 @@ class GpuTurns:
             self._serving += 1
             self._skip_abandoned()
             self._writer, self._writer_depth = me, 1
+            try:
+                self._stop_bystanders(owner)
+            except BaseException:
+                self._writer, self._writer_depth = None, 0
+                self._cond.notify_all()
+                raise
+
+    def _stop_bystanders(self, owner: object) -> None:
+        """Stop (SIGSTOP, their whole sessions) the workers of other owners for the clock: no step of theirs runs
+        now (the turns see to that), but a thread their candidate left running (a GPU kernel loop, a busy loop on
+        the cores) would, inside this clock. Kernels they queued before stopping still finish on the GPU."""
+        stack = contextlib.ExitStack()
+        try:
+            for who, worker in list(self._bystanders.values()):
+                if who is not owner:
+                    stack.enter_context(worker.paused())
+        except BaseException:
+            stack.close()
+            raise
+        self._stopped = stack
+
+    def enlist(self, owner: object, worker: Pausable) -> None:
+        with self._cond:
+            self._bystanders[id(worker)] = (owner, worker)
+
+    def dismiss(self, worker: Pausable) -> None:
+        with self._cond:
+            self._bystanders.pop(id(worker), None)
 
     def _skip_abandoned(self) -> None:
         while self._serving in self._abandoned:
@@ -130,12 +179,17 @@ class GpuTurns:
                 raise RuntimeError("GpuTurns: exclusive side released by a thread that does not hold it")
             self._writer_depth -= 1
             if self._writer_depth == 0:
-                self._writer = None
-                self._cond.notify_all()
+                stopped, self._stopped = self._stopped, None
+                try:
+                    if stopped is not None:
+                        stopped.close()  # the others continue before any of them gets a turn
+                finally:
+                    self._writer = None
+                    self._cond.notify_all()
 
     @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        self.acquire_exclusive()
+    def exclusive(self, owner: object = None) -> Iterator[None]:
+        self.acquire_exclusive(owner)
         try:
             yield
         finally:
@@ -160,15 +214,21 @@ class OneTurn:
         return contextlib.nullcontext()
 
     @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
+    def exclusive(self, owner: object = None) -> Iterator[None]:
         with self.lock:
             yield
 
-    def acquire_exclusive(self) -> None:
+    def acquire_exclusive(self, owner: object = None) -> None:
         self.lock.acquire()
 
     def release_exclusive(self) -> None:
         self.lock.release()
+
+    def enlist(self, owner: object, worker: Pausable) -> None:
+        return None
+
+    def dismiss(self, worker: Pausable) -> None:
+        return None
 
 
 class NoTurns:
@@ -177,12 +237,21 @@ class NoTurns:
     def shared(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    loading = exclusive = shared
+    loading = shared
 
-    def acquire_exclusive(self) -> None:
+    def exclusive(self, owner: object = None) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def acquire_exclusive(self, owner: object = None) -> None:
         return None
 
     def release_exclusive(self) -> None:
+        return None
+
+    def enlist(self, owner: object, worker: Pausable) -> None:
+        return None
+
+    def dismiss(self, worker: Pausable) -> None:
         return None
 
 
