@@ -25,14 +25,19 @@ owners' enlisted workers (SIGSTOP of their sessions, as the clock audit's recali
 from __future__ import annotations
 
 import contextlib
+import signal
+import subprocess
 import threading
 from typing import Iterator, Protocol
 
+from multikernelbench.util.procs import signal_sessions
+
 
 class Pausable(Protocol):
-    """A worker (engine/sandbox.py): every process of its session stopped for the block."""
+    """A worker (engine/sandbox.py): its process leads a session of its own (what it started is in it too)."""
 
-    def paused(self) -> contextlib.AbstractContextManager[None]: ...
+    @property
+    def proc(self) -> subprocess.Popen | None: ...
 
 
 class Turns(Protocol):
@@ -78,7 +83,7 @@ class GpuTurns:
         #: Workers that may run candidate code, by id: (their owner, the worker). A clock stops every one of
         #: another owner for its whole hold (:meth:`_stop_bystanders`).
         self._bystanders: dict[int, tuple[object, Pausable]] = {}
-        self._stopped: contextlib.ExitStack | None = None
+        self._stopped: set[int] = set()  # the sessions the clock holding the exclusive side stopped
 
     # ---- the shared side ---------------------------------------------------------------------------------
     def acquire_shared(self) -> None:
@@ -150,15 +155,14 @@ class GpuTurns:
         """Stop (SIGSTOP, their whole sessions) the workers of other owners for the clock: no step of theirs runs
         now (the turns see to that), but a thread their candidate left running (a GPU kernel loop, a busy loop on
         the cores) would, inside this clock. Kernels they queued before stopping still finish on the GPU."""
-        stack = contextlib.ExitStack()
-        try:
-            for who, worker in list(self._bystanders.values()):
-                if who is not owner:
-                    stack.enter_context(worker.paused())
-        except BaseException:
-            stack.close()
-            raise
-        self._stopped = stack
+        sids = set()
+        for who, worker in self._bystanders.values():
+            proc = worker.proc
+            if who is not owner and proc is not None and proc.poll() is None:
+                sids.add(proc.pid)
+        if sids:
+            signal_sessions(sids, signal.SIGSTOP)
+        self._stopped = sids
 
     def enlist(self, owner: object, worker: Pausable) -> None:
         with self._cond:
@@ -179,10 +183,10 @@ class GpuTurns:
                 raise RuntimeError("GpuTurns: exclusive side released by a thread that does not hold it")
             self._writer_depth -= 1
             if self._writer_depth == 0:
-                stopped, self._stopped = self._stopped, None
+                stopped, self._stopped = self._stopped, set()
                 try:
-                    if stopped is not None:
-                        stopped.close()  # the others continue before any of them gets a turn
+                    if stopped:
+                        signal_sessions(stopped, signal.SIGCONT)  # before any of them gets a turn
                 finally:
                     self._writer = None
                     self._cond.notify_all()

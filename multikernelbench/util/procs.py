@@ -139,6 +139,22 @@ def session_members(sid: int) -> list[int]:
     return [int(e) for e in entries if e.isdigit() and (st := parent_and_session(e)) is not None and st[1] == sid]
 
 
+def signal_sessions(sids: set[int], sig: int) -> None:
+    """:func:`signal_session` for several sessions with one scan of /proc (a build host runs hundreds of
+    processes; a GPU's clock stops the other lanes' workers with this, engine/gpu_turns.py)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    me = os.getpid()
+    for e in entries:
+        if e.isdigit() and int(e) != me and (st := parent_and_session(e)) is not None and st[1] in sids:
+            try:
+                os.kill(int(e), sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def signal_session(sid: int, sig: int) -> None:
     """Send ``sig`` to every process of a worker's session (the caller excluded)."""
     for pid in session_members(sid):
