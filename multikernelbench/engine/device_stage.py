@@ -153,8 +153,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         self.sessions.append(session)
         if load and not self.config.reference_only:
             # In a shared turn (engine/gpu_turns.py): an import may launch kernels and creates the worker's
-            # device context, which must not land in another lane's clock, yet it may take long, so it never
-            # holds up the other lanes' checks. (A plain lock leaves loads outside it: OneTurn.)
+            # device context, which must not land in another lane's clock; a slow import holds up no other
+            # lane's checks, only a clock waiting for the GPU, as a slow check does. (OneTurn: outside it.)
             with self.turns.loading():
                 self.turns.enlist(self, session.worker)  # stopped during other lanes' clocks from now on
                 session.call(Load(self.source), timeout=self.config.run_timeout_s, what="loading", expect=Done)
