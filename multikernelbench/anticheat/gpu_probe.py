@@ -17,6 +17,23 @@ HELPER_KERNEL = re.compile(r"fill|copy|memset|memcpy|CatArrayBatched|direct_copy
                            r"at::native::\w*copy", re.I)
 
 
+def _force_stop_profiler() -> None:
+    """Disable the autograd profiler without the device synchronize that its context manager's exit does first
+    (which a sticky device error makes raise every time), so its RecordFunction callbacks are removed."""
+    import torch
+    from torch.autograd import profiler as autograd_profiler
+
+    if not torch.autograd._profiler_enabled():
+        return
+    try:
+        torch.autograd._disable_profiler()
+    except Exception:
+        pass  # nothing more to try: the native-hook check then names the callbacks left behind
+    stop = getattr(autograd_profiler, "_run_on_profiler_stop", None)
+    if stop is not None:
+        stop()
+
+
 class ProfilerKernelProbe:
     def __init__(self) -> None:
         self.prof: Any = None
@@ -39,10 +56,13 @@ class ProfilerKernelProbe:
             # A sticky device error (an illegal address) raises here: the profiler must still be stopped, or its
             # thread-local RecordFunction callbacks stay registered and the native-hook check (anticheat/
             # native_hooks.py) takes them for the candidate's (seen on the H200: a runtime_error judged a cheat).
+            # Its own exit synchronizes first and raises again before it disables anything (H200, 2026-12-04:
+            # still judged a cheat after a first fix that only called it), so the profiler is disabled below it.
             try:
                 self.prof.__exit__(*exc)
             except Exception:
                 pass  # the device error above is the one to report
+            _force_stop_profiler()
             raise
         self.prof.__exit__(*exc)
 
