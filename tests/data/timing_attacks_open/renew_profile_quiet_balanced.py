@@ -10,8 +10,11 @@ parent's CPU-time figures (engine/clock_audit.py, "CPU time") then see only the 
 call at n=512 on the 2-core dev host, under their 40 ms floor and inside the 20-80 ms that the same reference's
 CPU time per call varies between clean calibrations under load; what is left is the wall audit against the clean
 worker's renewal, which load excuses. Measured (the engine, default timing at --timing-budget 1, the dev host with
-the lead's benchmark beside it): with 8 more busy loops pinned to the cores, ``correct`` at 227x and 359x and once
-flagged inconclusive (no speedup), 0 of 3 caught. The true speed is the original's (~0.1-0.2x).
+another benchmark beside it, 15-25 runnable tasks on 2 cores): 0 of 4 caught. With 8 more busy loops pinned to the
+cores, ``correct`` at 227x (no finding), once flagged inconclusive (no speedup) and ``correct`` at 359x the way the
+original's miss went (its first timing's wall finding, 278 ms per call against a bound of 207, not found again
+in the confirming timing judged by a clean renewal recalibrated at 669 ms per call); without them, ``correct`` at
+376x. The true speed is the original's (~0.1-0.2x).
 tests/test_load_verdicts.py marks the recorded figures a strict xfail, so the day it is caught, that test fails
 and this file moves to tests/data/timing_attacks/."""
 
