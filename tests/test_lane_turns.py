@@ -228,9 +228,10 @@ def test_a_thread_left_running_is_stopped_during_other_lanes_clocks(suite, tmp_p
 
 @pytest.mark.gpu
 @pytest.mark.slow
-def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):
-    """On a GPU: two lanes on GPU 0 over six shipped CUDA solutions (six tasks); no request of one candidate runs
-    inside another's timing window, and some checks of different candidates overlapped."""
+def test_lanes_on_one_gpu_time_alone(suite, tmp_path):
+    """On a GPU: the default lanes (chosen from the GPU's free memory and the cores: at least 2 on an H200) on GPU
+    0 over six shipped CUDA solutions (six tasks); no request of one candidate runs inside another's timing
+    window, and some checks of different candidates overlapped."""
     import torch
 
     if not torch.cuda.is_available():
@@ -241,9 +242,12 @@ def test_two_lanes_on_one_gpu_time_alone(suite, tmp_path):
     cands = [c for c in found if c.expect == Status.CORRECT and "wrong" not in c.label][:6]
     assert len(cands) >= 4, [c.task_id for c in found][:20]
     cfg = EngineConfig(backend="cuda", build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
-                       trace_path=tmp_path / "t.log", gpus=(0,), lanes_per_gpu=2,
+                       trace_path=tmp_path / "t.log", gpus=(0,), lanes_per_gpu=0,  # the default: chosen here
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=0.3, warmup=2))
-    results = Runner(cfg, progress=False).evaluate([suite[c.task_id] for c in cands], cands)
+    runner = Runner(cfg, progress=False)
+    results = runner.evaluate([suite[c.task_id] for c in cands], cands)
+    assert runner.lane_choice is not None and runner.lane_choice.per_gpu >= 2, runner.lane_choice
+    assert "lanes per GPU (auto" in cfg.trace_path.read_text()
     assert all(r.status == Status.CORRECT for r in results), [(r.task_id, r.status, r.message) for r in results]
     windows = check(request_spans(cfg.trace_path))
     assert windows.clocks >= len(cands) and windows.foreign == [], windows
