@@ -115,7 +115,7 @@ class FreshInputs(Fresh):
         RecordFunction callback sees nothing: engine/raw_outputs.py); they leave with the next request. The
         positions compared are chosen by the parent; they enter this process, after the call, only for outputs too
         large to send whole (``raw_outputs.RAW_LIMIT``), whose values there are read with numpy (CUDA: the runtime's
-        copies through ctypes), never with a tensor op."""
+        copies through ctypes), never with a tensor op.""""""
         held = self._held.pop(name, None)
         limit = self.positions + 2 * self.edge
         for entry in verify:
