@@ -50,42 +50,6 @@ def test_cuda_raw_read_runs_no_aten_op():
     assert needs_positions(torch.empty(RAW_LIMIT // 4 + 1, device="cuda"))
 
 
-@pytest.mark.parametrize("strided", [False, True])
-def test_cuda_large_output_values_read_with_no_aten_op(strided):
-    """Outputs too large to send whole: the values at the parent's positions are copied by the CUDA runtime
-    (ctypes), with no aten op a candidate's RecordFunction callback could watch; timed and compared with the
-    tensor-op gather for the cost line of the issue's note."""
-    import time
-
-    import numpy as np
-
-    from multikernelbench.engine.raw_outputs import gathered_record, gathered_values, secret_positions, values_at
-
-    t = torch.randn(4096, 2048, device="cuda")
-    t = t.t() if strided else t
-    torch.cuda.synchronize()
-    pos = secret_positions(99, 4096, 1024)
-    limit = len(pos)
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        rec = gathered_record(t, 0, pos, limit)
-    assert [e.name for e in prof.events() if e.name.startswith("aten::")] == []
-    got, meta = gathered_values(rec, 0, len(pos))
-    assert meta == [list(t.shape), str(t.dtype)]
-    assert torch.equal(got, values_at(t, pos, limit))
-    t0 = time.perf_counter()
-    for _ in range(20):
-        gathered_record(t, 0, pos, limit)
-    t1 = time.perf_counter()
-    for _ in range(20):
-        values_at(t, pos, limit)
-    torch.cuda.synchronize()
-    t2 = time.perf_counter()
-    print(f"large CUDA output ({'strided' if strided else 'contiguous'}), {len(pos)} positions: runtime copies "
-          f"{(t1 - t0) / 20 * 1e3:.2f} ms, tensor-op gather {(t2 - t1) / 20 * 1e3:.2f} ms per read "
-          f"({np.unique(pos % t.numel()).size} distinct)")
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     from multikernelbench.tasks import load_suite

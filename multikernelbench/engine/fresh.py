@@ -114,8 +114,7 @@ class FreshInputs(Fresh):
         """The raw bytes of each held output the parent asked for, read without a tensor op (a candidate's
         RecordFunction callback sees nothing: engine/raw_outputs.py); they leave with the next request. The
         positions compared are chosen by the parent; they enter this process, after the call, only for outputs too
-        large to send whole (``raw_outputs.RAW_LIMIT``), whose values there are read with numpy (CUDA: the runtime's
-        copies through ctypes), never with a tensor op.""""""
+        large to send whole (``raw_outputs.RAW_LIMIT``), whose values there are read with numpy (CUDA: tensor ops)."""
         held = self._held.pop(name, None)
         limit = self.positions + 2 * self.edge
         for entry in verify:

@@ -130,12 +130,6 @@ def _cudart() -> Any:
     lib = ctypes.CDLL(paths[0])
     lib.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.cudaMemcpy.restype = ctypes.c_int
-    lib.cudaMemcpyAsync.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p]
-    lib.cudaMallocHost.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-    lib.cudaFreeHost.argtypes = [ctypes.c_void_p]
-    lib.cudaStreamSynchronize.argtypes = [ctypes.c_void_p]
-    for fn in (lib.cudaMemcpyAsync, lib.cudaMallocHost, lib.cudaFreeHost, lib.cudaStreamSynchronize):
-        fn.restype = ctypes.c_int
     return lib
 
 
@@ -191,8 +185,8 @@ def rebuild_check(payload: Any) -> tuple[list[torch.Tensor], list[torch.Tensor |
 #: (benchmarks/verdict_outputs/), an 8 MiB output through the channel cost 50-190 ms per verified call against
 #: ~2 ms for the positions alone, i.e. seconds per candidate. Its values at the parent's positions travel instead,
 #: read here after the call with numpy on a view of its memory: no aten op, so no RecordFunction callback fires
-#: (the positions do enter the worker, after the call); CUDA outputs the same way with the CUDA runtime's copies
-#: (:func:`_cuda_gather`).
+#: (the positions do enter the worker, after the call). CUDA outputs above it are still sampled with tensor ops
+#: (see :func:`sampled_record`).
 RAW_LIMIT = 1 << 20
 
 
@@ -230,9 +224,11 @@ def needs_positions(t: Any) -> bool:
 
 
 def gathered_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: int) -> dict[str, Any]:
-    """Worker: a large output's values at ``positions``, read with no aten op: through a numpy view of its memory
-    (CPU) or copied by the CUDA runtime called through ctypes (CUDA: :func:`_cuda_gather`)."""
-    if t.device.type not in ("cpu", "cuda") or t.is_conj() or t.is_neg() or str(t.dtype) not in DTYPES:
+    """Worker: a large output's values at ``positions``, read through a numpy view of its memory (CPU) or with
+    tensor ops (CUDA: :func:`sampled_record`)."""
+    if t.device.type == "cuda":
+        return sampled_record(t, index, positions, limit)
+    if t.device.type != "cpu" or t.is_conj() or t.is_neg() or str(t.dtype) not in DTYPES:
         raise OddOutput(f"output {index} ({t.device}, {t.dtype}) cannot be read without a tensor op")
     shape, stride, item = list(t.shape), list(t.stride()), t.element_size()
     numel = t.numel()
@@ -245,71 +241,38 @@ def gathered_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: i
         return dict(read_raw(t, index))
     flat = np.mod(positions, numel)
     offsets = element_offsets(flat, shape, stride)
-    if t.device.type == "cuda":
-        data = _cuda_gather(ptr, offsets, item)
-    else:
-        memory = np.ctypeslib.as_array((ctypes.c_uint8 * (extent * item)).from_address(ptr))
-        data = bytearray(memory.view(np.dtype(f"V{item}"))[offsets].tobytes())  # a copy, made now
-    return {"gathered": _bytes_tensor(data), "shape": shape, "dtype": str(t.dtype)}
-
-
-#: Offsets closer than this many bytes are copied as one range (the edges of the positions are contiguous runs).
-GATHER_GAP_BYTES = 256
-
-
-def gather_plan(offsets: np.ndarray, item: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Element ranges ``[lo, hi)`` covering ``offsets`` (nearby ones merged), and where each offset's value lies
-    in the ranges copied back to back: the value of ``offsets[k]`` is element ``where[k]`` of the copy."""
-    order = np.argsort(offsets, kind="stable")
-    srt = offsets[order]
-    breaks = np.nonzero(np.diff(srt) > max(1, GATHER_GAP_BYTES // item))[0] + 1
-    first = np.concatenate([[0], breaks]).astype(np.int64)
-    last = np.concatenate([breaks, [len(srt)]]).astype(np.int64) - 1
-    lo, hi = srt[first], srt[last] + 1
-    start = np.concatenate([[0], np.cumsum(hi - lo)[:-1]]).astype(np.int64)  # each range's place in the copy
-    rid = np.repeat(np.arange(len(lo)), last - first + 1)
-    where = np.empty_like(srt)
-    where[order] = start[rid] + srt - lo[rid]
-    return lo, hi, where
-
-
-def _cuda_gather(ptr: int, offsets: np.ndarray, item: int) -> bytearray:
-    """Values at element ``offsets`` of device memory at ``ptr``: each range of :func:`gather_plan` copied by
-    ``cudaMemcpyAsync`` into one pinned host buffer, one synchronisation at the end. No aten op runs, so a
-    candidate's RecordFunction callback does not learn the positions or when they are read (the tensor-op
-    sampling it replaces did: ``index`` at the secret positions)."""
-    lo, hi, where = gather_plan(offsets, item)
-    total = int((hi - lo).sum()) * item
-    lib = _cudart()
-    host = ctypes.c_void_p()
-    rc = lib.cudaMallocHost(ctypes.byref(host), ctypes.c_size_t(max(total, 1)))
-    if rc != 0:
-        raise OddOutput(f"cudaMallocHost for an output's sampled values failed with CUDA error {rc}")
-    base = int(host.value or 0)
-    try:
-        at = 0
-        for a, b in zip(lo.tolist(), hi.tolist()):
-            n = (b - a) * item
-            rc = lib.cudaMemcpyAsync(ctypes.c_void_p(base + at), ctypes.c_void_p(ptr + a * item),
-                                     ctypes.c_size_t(n), 2, None)  # device to host, legacy default stream
-            if rc != 0:
-                raise OddOutput(f"cudaMemcpyAsync of an output's values failed with CUDA error {rc}")
-            at += n
-        rc = lib.cudaStreamSynchronize(None)
-        if rc != 0:
-            raise OddOutput(f"reading an output's values failed with CUDA error {rc}")
-        copied = np.frombuffer(ctypes.string_at(base, total), dtype=np.dtype(f"V{item}"))
-        return bytearray(copied[where].tobytes())
-    finally:
-        lib.cudaFreeHost(host)
+    memory = np.ctypeslib.as_array((ctypes.c_uint8 * (extent * item)).from_address(ptr))
+    values = memory.view(np.dtype(f"V{item}"))[offsets]  # a copy, made now
+    return {"gathered": _bytes_tensor(bytearray(values.tobytes())), "shape": shape, "dtype": str(t.dtype)}
 
 
 def gathered_values(rec: Any, index: int, count: int) -> tuple[torch.Tensor, list[Any]] | None:
     """Parent: (values, [shape, dtype]) of a :func:`gathered_record`, checked; None when ``rec`` is not one."""
     if not isinstance(rec, dict) or "gathered" not in rec:
-        return None
+        return sampled_values(rec, index, count)
     data, shape, dtype = rec.get("gathered"), rec.get("shape"), DTYPES.get(str(rec.get("dtype")))
     if type(data) is not torch.Tensor or data.dtype != torch.uint8 or data.dim() != 1 or dtype is None \
             or not isinstance(shape, list) or data.numel() != count * torch.empty((), dtype=dtype).element_size():
         raise ValueError(f"output {index}: malformed gathered output record")  # noqa: E721
     return data.view(dtype), [shape, str(dtype)]
+
+
+def sampled_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: int) -> dict[str, Any]:
+    """A large CUDA output's values at ``positions`` (mod numel), read with tensor ops in the worker (the older,
+    weaker path: copying GBs to the host per verified call costs seconds; a CUDA IPC handle opened by the parent
+    is the missing piece)."""
+    if t.layout != torch.strided:
+        raise OddOutput(f"output {index} has layout {t.layout}, not a dense tensor")
+    values = values_at(t.detach(), positions, limit)
+    return {"sampled": values, "shape": list(t.shape), "dtype": str(t.dtype)}
+
+
+def sampled_values(rec: Any, index: int, count: int) -> tuple[torch.Tensor, list[Any]] | None:
+    """(values, [shape, dtype]) of a :func:`sampled_record`, checked; None when ``rec`` is not one."""
+    if not isinstance(rec, dict) or "sampled" not in rec:
+        return None
+    values, shape, dtype = rec.get("sampled"), rec.get("shape"), rec.get("dtype")
+    if type(values) is not torch.Tensor or values.dim() != 1 or values.numel() != count \
+            or str(values.dtype) != dtype or not isinstance(shape, list):  # noqa: E721
+        raise ValueError(f"output {index}: malformed sampled output record")
+    return values, [shape, dtype]
