@@ -5,7 +5,7 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_warm tp_per_build probe (issue #28), tp_lanes (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_warm tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -142,15 +142,24 @@ PY
     # with one lane per GPU (--lanes-per-gpu 1: the engine before lanes shared a GPU's turns), then with TP_LANES
     # (default 0 = auto, docs/lanes.md); TP_LANES_S (default 200) s cap each. Each run's trace is kept and checked
     # for steps of one candidate inside another's clock (scripts/lane_windows.py: "0 foreign steps" expected).
-    tp_lanes) for lanes in 1 ${TP_LANES:-0}; do
-        B=$(( ${TP_LANES_S:-200} < $(left) - 10 ? ${TP_LANES_S:-200} : $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for tp_lanes $lanes"; continue; }
-        rm -rf /tmp/mkb_tp_build /tmp/mkb_tp_lanes_$lanes
+    # tp_lanes_warm: the same A/B with every build cached (the lane is the bound there, not the builds): one
+    # correctness-only run of the TP_N candidates first fills the build cache (TP_PRIME_S, default 180 s), then
+    # both runs reuse it (TP_LANES_S default 120 s each); files named throughput_lanes_warm_*.
+    tp_lanes|tp_lanes_warm) W=""; [ $step = tp_lanes_warm ] && W=warm_
+      if [ -n "$W" ]; then rm -rf /tmp/mkb_tp_build /tmp/mkb_tp_prime; P=$(( ${TP_PRIME_S:-180} < $(left) - 10 ? ${TP_PRIME_S:-180} : $(left) - 10 ))
+        timeout $(( P + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-40} --budget-s $P \
+          --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_prime --out $R/throughput_lanes_prime_h200.json \
+          ${TP_ARGS} --mkb-args "--no-timing $TP_MKB_ARGS" > $R/tp_lanes_prime.log 2>&1; tail -3 $R/tp_lanes_prime.log; fi
+      for lanes in 1 ${TP_LANES:-0}; do
+        D=$([ -n "$W" ] && echo 120 || echo 200)
+        B=$(( ${TP_LANES_S:-$D} < $(left) - 10 ? ${TP_LANES_S:-$D} : $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for $step $lanes"; continue; }
+        [ -n "$W" ] || rm -rf /tmp/mkb_tp_build; rm -rf /tmp/mkb_tp_lanes_$lanes
         timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-40} --budget-s $B \
-          --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_lanes_$lanes --out $R/throughput_lanes_${lanes}_h200.json \
-          ${TP_ARGS} --mkb-args "--lanes-per-gpu $lanes $TP_MKB_ARGS" > $R/tp_lanes_$lanes.log 2>&1; tail -8 $R/tp_lanes_$lanes.log
-        cp /tmp/mkb_tp_lanes_$lanes/mkb/trace.log $R/tp_lanes_${lanes}_trace.log 2>/dev/null
-        grep -m1 "lanes per GPU" $R/tp_lanes_${lanes}_trace.log
-        python3 scripts/lane_windows.py $R/tp_lanes_${lanes}_trace.log | head -6
+          --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_lanes_$lanes --out $R/throughput_lanes_${W}${lanes}_h200.json \
+          ${TP_ARGS} --mkb-args "--lanes-per-gpu $lanes $TP_MKB_ARGS" > $R/tp_lanes_${W}$lanes.log 2>&1; tail -8 $R/tp_lanes_${W}$lanes.log
+        cp /tmp/mkb_tp_lanes_$lanes/mkb/trace.log $R/tp_lanes_${W}${lanes}_trace.log 2>/dev/null
+        grep -m1 "lanes per GPU" $R/tp_lanes_${W}${lanes}_trace.log
+        python3 scripts/lane_windows.py $R/tp_lanes_${W}${lanes}_trace.log | head -6
       done ;;
     tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
