@@ -34,6 +34,53 @@ async def _hung_up(request) -> None:
             return
 
 
+async def _read_body(request, cfg) -> bytes:
+    """The request's body within the service's size and time limits (a slow or huge body is a 413/408, and
+    nothing of it is kept)."""
+    import anyio
+
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cfg.max_body_bytes:
+        raise Rejected(413, f"body of {declared} bytes; the limit is {cfg.max_body_bytes}")
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(cfg.body_timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > cfg.max_body_bytes:
+                    raise Rejected(413, f"body over the limit of {cfg.max_body_bytes} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise Rejected(408, f"the body took longer than {cfg.body_timeout_s:g} s") from None
+    return b"".join(chunks)
+
+
+async def _job_when_done(service: EvalService, job_id: str, client: str, wait: float, request):
+    """The client's job once it finished, the client hung up, or ``wait`` seconds passed (None: no such job of
+    this client). Waits on an event a lane's thread sets, not on a pool thread."""
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+
+    def wake() -> None:  # called by a lane's thread
+        try:
+            loop.call_soon_threadsafe(done.set)
+        except RuntimeError:  # the loop is closed: the server is stopping
+            pass
+
+    job = service.watch(job_id, client, wake)
+    if job is None or job.finished:
+        service.unwatch(job_id, wake)
+        return job
+    waits = [asyncio.ensure_future(done.wait()), asyncio.ensure_future(_hung_up(request))]
+    try:
+        await asyncio.wait(waits, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        service.unwatch(job_id, wake)
+    return service.get(job_id, client)
+
+
 def create_app(service: EvalService):
     """The ASGI app over one :class:`EvalService`."""
     import anyio
@@ -65,22 +112,6 @@ def create_app(service: EvalService):
     def client_of(request: Request) -> str | None:
         return tokens.client(request.headers.get("authorization", ""))
 
-    async def read_body(request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cfg.max_body_bytes:
-            raise Rejected(413, f"body of {declared} bytes; the limit is {cfg.max_body_bytes}")
-        chunks, size = [], 0
-        try:
-            with anyio.fail_after(cfg.body_timeout_s):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > cfg.max_body_bytes:
-                        raise Rejected(413, f"body over the limit of {cfg.max_body_bytes} bytes")
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise Rejected(408, f"the body took longer than {cfg.body_timeout_s:g} s") from None
-        return b"".join(chunks)
-
     async def submit(request: Request):
         client = client_of(request)
         if client is None:
@@ -89,7 +120,7 @@ def create_app(service: EvalService):
         if idem is not None and not IDEMPOTENCY_KEY.fullmatch(idem):
             return refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -")
         try:
-            subs = parse_submissions(await read_body(request), service)
+            subs = parse_submissions(await _read_body(request, cfg), service)
             jobs = await anyio.to_thread.run_sync(service.submit, client, subs, idem)
         except Rejected as exc:
             return refuse(exc.status, exc.reason)
@@ -106,25 +137,8 @@ def create_app(service: EvalService):
         if client is None:
             return refuse(401, "missing or wrong bearer token")
         wait = max(0.0, min(wait, cfg.max_wait_s)) if math.isfinite(wait) else 0.0
-        loop = asyncio.get_running_loop()
-        done = asyncio.Event()
-
-        def wake() -> None:  # called by a lane's thread
-            try:
-                loop.call_soon_threadsafe(done.set)
-            except RuntimeError:  # the loop is closed: the server is stopping
-                pass
-
-        job = service.watch(job_id, client, wake) if wait > 0 else service.get(job_id, client)
-        if job is not None and wait > 0 and not job.finished:
-            waits = [asyncio.ensure_future(done.wait()), asyncio.ensure_future(_hung_up(request))]
-            try:
-                await asyncio.wait(waits, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for w in waits:
-                    w.cancel()
-                service.unwatch(job_id, wake)
-            job = service.get(job_id, client)
+        job = await _job_when_done(service, job_id, client, wait, request) if wait > 0 \
+            else service.get(job_id, client)
         if job is None:
             return refuse(404, f"unknown job {job_id[:40]!r}")
         return job.view()
