@@ -135,20 +135,11 @@ def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES,
             continue
         for tok in _TOKEN.findall(line):
             if tok == "{":
-                if pending is not None:
-                    stack.extend(pending or [""])
-                    stack.append("|")  # marks where this block's pushes end
-                elif prev[-1:] == ['"C"'] or prev[-1:] == ['"C++"']:
-                    stack.extend(["", "|"])
-                else:
-                    stack.extend([None, "|"])
+                _open_brace(stack, pending, prev)
                 pending, prev, paren, angle = None, [], 0, 0
                 continue
             if tok == "}":
-                if stack and stack[-1] == "|":
-                    stack.pop()
-                    while stack and stack[-1] != "|":
-                        stack.pop()
+                _close_brace(stack)
                 prev, paren, angle = [], 0, 0
                 continue
             if tok == ";":
@@ -193,6 +184,26 @@ def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES,
     if also:
         found.update({f"{k}@also": v for k, v in other.items()})
     return found
+
+
+def _open_brace(stack: list[str | None], pending: list[str] | None, prev: list[str]) -> None:
+    """A ``{``: the namespace path being opened (``""`` for an anonymous one), ``""`` for a transparent
+    ``extern "C" {``, or None for any other body; then ``|``, which marks where this block's pushes end."""
+    if pending is not None:
+        stack.extend(pending or [""])
+    elif prev[-1:] == ['"C"'] or prev[-1:] == ['"C++"']:
+        stack.append("")
+    else:
+        stack.append(None)
+    stack.append("|")
+
+
+def _close_brace(stack: list[str | None]) -> None:
+    """A ``}``: everything the matching ``{`` pushed comes off."""
+    if stack and stack[-1] == "|":
+        stack.pop()
+        while stack and stack[-1] != "|":
+            stack.pop()
 
 
 def _scope_of(stack: list[str | None]) -> str | None:
