@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 
-from multikernelbench.engine.clock_audit import (Ask, AskLog, AuditConfig, CleanBaseline, CleanReference, audit,
+from multikernelbench.engine.clean_reference import CleanReference
+from multikernelbench.engine.clock_audit import (Ask, AskLog, AuditConfig, CleanBaseline, audit,
                                                  intervals)
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
 

@@ -170,7 +170,7 @@ def test_load_that_arrives_after_the_clean_calibration_convicts_no_honest_kernel
     renewal"). Here the same: a run calibrates the clean worker on a quiet host, busy loops start, and a second
     run with that calibration times the honest relu. The confirming timing recalibrates the clean worker beside
     it (engine/clock_audit.py, "Against the clean worker"), so what load did to the renewal it did to both."""
-    from multikernelbench.engine.clock_audit import CleanReference
+    from multikernelbench.engine.clean_reference import CleanReference
     from multikernelbench.engine.runner import Runner
 
     class Kept(CleanReference):

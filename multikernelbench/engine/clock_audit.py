@@ -29,7 +29,7 @@ Findings (each a ``cheat_detected`` with the figures in the message):
   into the reference's turn (its inputs and the candidate's asked for together) makes it negative.
 
 Thresholds: ``max(floor, rel * claimed, sigmas * noise / sqrt(rounds), slack * renewal)``. The noise is the
-larger of the clean worker's (one that never loaded candidate code, :class:`CleanReference`) and this run's own
+larger of the clean worker's (one that never loaded candidate code, :class:`~.clean_reference.CleanReference`) and this run's own
 spread of the round differences, so a loaded host widens the bound instead of convicting an honest kernel
 (descheduling lengthens intervals at random, an attack lengthens every one of them). Below the floor the parent
 cannot decide (its timestamps carry the latency of a socket round trip and of its own thread scheduling); see
@@ -75,10 +75,9 @@ candidate on CI (0.377 ms in the reference's turn against 0.322), so it is the s
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from multikernelbench.engine.messages import FreshAsk
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
@@ -402,37 +401,3 @@ def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: Clean
                 f"takes in the clean worker ({base:.3f} ms per call there, lower quartile of {clean.samples} "
                 f"samples against this worker's; bound {bound:.3f} ms): work hidden in the renewal, outside the "
                 "clock")
-
-
-class CleanReference:
-    """Per (task, shape, weight seed), once per run: the reference timed by a worker that never loaded
-    candidate code, and what its input renewals cost (shared by every lane; one computation per key)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._keys: dict[tuple, threading.Lock] = {}
-        self._done: dict[tuple, tuple] = {}
-
-    def has(self, key: tuple) -> bool:
-        with self._lock:
-            return key in self._done
-
-    def get(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        with self._lock:
-            if key in self._done:
-                return self._done[key]
-            lock = self._keys.setdefault(key, threading.Lock())
-        with lock:
-            with self._lock:
-                if key in self._done:
-                    return self._done[key]
-            value = compute()
-            with self._lock:
-                self._done[key] = value
-            return value
-
-    def release(self, task_id: str) -> None:
-        with self._lock:
-            for key in [k for k in self._done if k and k[0] == task_id]:
-                del self._done[key]
-                self._keys.pop(key, None)

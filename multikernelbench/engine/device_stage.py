@@ -17,7 +17,8 @@ from pathlib import Path
 
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
-from multikernelbench.engine.clock_audit import AskLog, CleanReference
+from multikernelbench.engine.clean_reference import CleanReference
+from multikernelbench.engine.clock_audit import AskLog
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.device_trials import TrialSteps

@@ -33,7 +33,7 @@ from multikernelbench.backends import Backend, get_backend
 from multikernelbench.engine import build_cache
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
-from multikernelbench.engine.clock_audit import CleanReference
+from multikernelbench.engine.clean_reference import CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 from multikernelbench.engine.lane_count import LaneChoice
