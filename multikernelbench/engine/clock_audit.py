@@ -29,7 +29,7 @@ Findings (each a ``cheat_detected`` with the figures in the message):
   into the reference's turn (its inputs and the candidate's asked for together) makes it negative.
 
 Thresholds: ``max(floor, rel * claimed, sigmas * noise / sqrt(rounds), slack * renewal)``. The noise is the
-larger of the clean worker's (one that never loaded candidate code, :class:`~.clean_reference.CleanReference`) and this run's own
+larger of the clean worker's (one that never loaded candidate code, engine/clean_reference.py) and this run's own
 spread of the round differences, so a loaded host widens the bound instead of convicting an honest kernel
 (descheduling lengthens intervals at random, an attack lengthens every one of them). Below the floor the parent
 cannot decide (its timestamps carry the latency of a socket round trip and of its own thread scheduling); see
