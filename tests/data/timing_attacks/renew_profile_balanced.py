@@ -1,6 +1,6 @@
 # task: matmul.square
 # expect: cheat_detected
-# reason: than the input renewal takes in the clean worker
+# reason: than the input renewal takes in the clean worker||of CPU time per call
 """Exploit (issue #40, "balanced renewal", in Python): renew_profile_hook's profile function runs the real kernel
 when the harness's renewal of the candidate's inputs returns (outside the clock; it patches nothing), and pads the
 *reference's* renewal in the same worker by the time that took, so the clock audit's round differences

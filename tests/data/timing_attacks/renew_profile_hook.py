@@ -1,6 +1,6 @@
 # task: matmul.square
 # expect: cheat_detected
-# reason: work outside the timed call
+# reason: work outside the timed call||of CPU time per call
 """Exploit (issue #25), Python only, nothing patched: a profile function (``sys.setprofile``, its name built at
 run time) sees every return from the harness's input renewal. When the candidate's inputs have just been
 renewed, it runs the candidate's honest (slow) product on them there, outside the clock, and the timed call

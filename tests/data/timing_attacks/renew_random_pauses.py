@@ -1,6 +1,6 @@
 # task: matmul.square
 # expect: cheat_detected
-# reason: work outside the timed call
+# reason: work outside the timed call||of CPU time per call
 """Closed by issue #40 (was open, found 2026-12-03): renew_profile_hook (tests/data/timing_attacks/) plus random pauses
 in the hidden renewal. The clock audit (engine/clock_audit.py) judges the median round difference against a
 bound of ``6 x 1.25 x noise / sqrt(rounds)``, where ``noise`` is the larger of the clean worker's spread and the
