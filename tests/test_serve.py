@@ -183,6 +183,7 @@ def test_survives_clients_that_hang_up(server):
     assert status == 400 and "wait" in payload["error"]
 
 
+@pytest.mark.slow  # reads the end-to-end stage metric of the jobs the slow tests above ran on this server
 def test_metrics_and_reward(server, monkeypatch):
     from multikernelbench.reward import compute_score
 
