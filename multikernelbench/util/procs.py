@@ -132,37 +132,33 @@ def cpu_seconds(pid: int | str) -> float | None:
 
 def session_members(sid: int) -> list[int]:
     """Pids whose session id is ``sid`` (Linux /proc; empty elsewhere)."""
+    return sessions_members({sid})
+
+
+def sessions_members(sids: set[int]) -> list[int]:
+    """Pids whose session id is one of ``sids``, with one scan of /proc (a build host runs hundreds of
+    processes; a GPU's clock stops the other lanes' workers at once, engine/gpu_turns.py)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return []
-    return [int(e) for e in entries if e.isdigit() and (st := parent_and_session(e)) is not None and st[1] == sid]
+    return [int(e) for e in entries if e.isdigit() and (st := parent_and_session(e)) is not None and st[1] in sids]
 
 
 def signal_sessions(sids: set[int], sig: int) -> None:
-    """:func:`signal_session` for several sessions with one scan of /proc (a build host runs hundreds of
-    processes; a GPU's clock stops the other lanes' workers with this, engine/gpu_turns.py)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
+    """Send ``sig`` to every process of these workers' sessions (the caller excluded)."""
     me = os.getpid()
-    for e in entries:
-        if e.isdigit() and int(e) != me and (st := parent_and_session(e)) is not None and st[1] in sids:
+    for pid in sessions_members(sids):
+        if pid != me:
             try:
-                os.kill(int(e), sig)
+                os.kill(pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
 
 
 def signal_session(sid: int, sig: int) -> None:
     """Send ``sig`` to every process of a worker's session (the caller excluded)."""
-    for pid in session_members(sid):
-        if pid != os.getpid():
-            try:
-                os.kill(pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
+    signal_sessions({sid}, sig)
 
 
 def kill_session(sid: int, rounds: int = 5) -> None:
