@@ -243,6 +243,13 @@ def reason_matches(expected: str, message: str) -> bool:
 def test_wrong_candidate_caught(wrong_results, path):
     h = headers(path)
     result = wrong_results[0][path.stem]
+    # ``# or-expect:`` / ``# or-reason:``: a second verdict that leaves the trick unrewarded too (the memo
+    # candidates: timed at their honest speed, or convicted by a runtime check for what their memo does to the
+    # worker; see their docstrings). Never a static-filter verdict: the attack must have run.
+    if "or-expect" in h and result.status == Status(h["or-expect"]):
+        assert reason_matches(h["or-reason"], result.message), f"{path.name}: {result.message}"
+        assert not result.message.startswith("static check"), f"{path.name}: {result.message}"
+        return
     assert result.status == Status(h["expect"]), f"{path.name}: {result.status} {result.message}"
     assert reason_matches(h.get("reason", ""), result.message), f"{path.name}: {result.message}"
 

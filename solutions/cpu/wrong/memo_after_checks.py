@@ -1,12 +1,21 @@
 # task: matmul.square
 # expect: correct
 # defeated-by: fresh inputs for every timed call: the memo never hits, so it is timed at its honest speed
+# or-expect: cheat_detected
+# or-reason: work hidden in the renewal
 """Exploit (issue #17): memo_by_content.py, but the memo wakes up only after the extension has been called
 HONEST_CALLS = 6 times: 3 test shapes x 2 seeds (SEEDS_PER_SHAPE defaults to 2) are the correctness
 trials, so every trial computes honestly and nothing memo-like (a fingerprint read, a map) happens while
 outputs are checked one by one; from the first warm-up call on, inputs are fingerprinted (FNV-1a over the
 size and 16 strided values) and a repeated fingerprint returns a clone of the stored answer. Compute code
-byte for byte tests/data/honest_twins/matmul.square.py."""
+byte for byte tests/data/honest_twins/matmul.square.py.
+
+Either verdict leaves the trick unrewarded: `correct` at its honest speed, or `cheat_detected` by the
+renewal audit. The memo holds every output it ever returned (1 MB per timed call, kept to the end of
+the worker), and on a crowded host the harness's own input renewal in this worker then runs measurably slower
+than in the clean worker (CI at 3a96ea8: 39 ms per call more around eager's samples, 45 ms more CPU per
+call, confirmed in a fresh worker). That is a real effect of the candidate, not of load alone, so it is
+accepted, never required."""
 
 import torch
 import torch.nn as nn

@@ -1,6 +1,8 @@
 # task: matmul.square
 # expect: correct
 # defeated-by: fresh inputs for every timed call: the memo never hits, so it is timed at its honest speed
+# or-expect: cheat_detected
+# or-reason: work hidden in the renewal
 """Exploit (issue #17): an honest naive OpenMP product, but the extension first fingerprints its inputs
 (FNV-1a over the size and 16 values at fixed strided positions, 8 of A and 8 of B) and keeps every answer
 in a static map; when a fingerprint comes back it returns a clone of the stored answer without computing.
@@ -8,7 +10,14 @@ Every answer it returns is right for the data it was handed, so correctness tria
 a difference; only timing does, when timed calls repeat input data (two rotating input sets, or warm-up
 then timing on the same set). The compute code is byte for byte tests/data/honest_twins/matmul.square.py,
 so with fresh data on every timed call this must time at the twin's speed. Memo and fingerprint live in
-C++: the dispatcher sees only allocation and clone."""
+C++: the dispatcher sees only allocation and clone.
+
+Either verdict leaves the trick unrewarded: `correct` at its honest speed, or `cheat_detected` by the
+renewal audit. The memo holds every output it ever returned (1 MB per timed call, kept to the end of
+the worker), and on a crowded host the harness's own input renewal in this worker then runs measurably slower
+than in the clean worker (CI at 3a96ea8: 39 ms per call more around eager's samples, 45 ms more CPU per
+call, confirmed in a fresh worker). That is a real effect of the candidate, not of load alone, so it is
+accepted, never required."""
 
 import torch
 import torch.nn as nn
