@@ -13,6 +13,7 @@ plain-PyTorch candidate takes about a second once the lane's zygote is up.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -68,3 +69,68 @@ def test_a_sleeper_holds_one_lane_and_its_client_not_both(build_root, suite, tmp
     assert a.finished_at < b1.finished_at, "A's quick job waited for B's sleeper"
     assert b2.started_at >= b1.finished_at, "B held both lanes at once"
 
+
+
+def wait_state(service, job, client: str, timeout: float, state, preemptions: int = 0):
+    """Until ``job`` is in ``state`` having been stopped ``preemptions`` times (polled: the lanes report no event
+    for a start)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = service.get(job.id, client)
+        if got.state == state and got.preemptions == preemptions:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"job {job.id} not {state} after {preemptions} preemptions within {timeout} s: {got.view()}")
+
+
+PREEMPT_AFTER_S = 1.5
+
+
+@pytest.mark.slow
+def test_a_long_job_over_its_share_is_stopped_requeued_then_ended(build_root, suite, tmp_path):
+    """One lane. B's sleeper holds it; A's quick job arrives: B's job is stopped after PREEMPT_AFTER_S (its
+    client is over its share, A is not), A's job runs, B's job runs again from the start. Stopped a second
+    time (max_preemptions=1) it fails with a one-line ``preempted:`` message. B's shorter sleeper, stopped
+    once, then finishes with its real result, and the results store holds that result only (nothing from
+    the killed runs). Before preemption A's jobs waited for B's sleepers to end."""
+    from multikernelbench.serve.jobs import EvalService, JobState, ServiceConfig, Submission
+    from multikernelbench.store import ResultStore
+
+    engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True,
+                          policy="kernelbench",
+                          anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    db = tmp_path / "results.sqlite"
+    service = EvalService(ServiceConfig(engine=engine, db=db, lanes=1, preempt_after_s=PREEMPT_AFTER_S,
+                                        max_preemptions=1), {RELU: suite[RELU]})
+    try:
+        (b1,) = service.submit("B", [Submission(RELU, kernel("long sleeper", "import time\ntime.sleep(30)\n"))])
+        wait_state(service, b1, "B", 300, JobState.RUNNING)
+        (a1,) = service.submit("A", [Submission(RELU, kernel("quick 1"))])
+        a1 = wait_finished(service, a1, "A", 120)
+        assert service.get(b1.id, "B").preemptions == 1
+        wait_state(service, b1, "B", 120, JobState.RUNNING, preemptions=1)  # again, from the start
+        (a2,) = service.submit("A", [Submission(RELU, kernel("quick 2"))])
+        a2 = wait_finished(service, a2, "A", 120)
+        b1 = wait_finished(service, b1, "B", 60)
+
+        (b2,) = service.submit("B", [Submission(RELU, kernel("short sleeper", "import time\ntime.sleep(2.5)\n"))])
+        wait_state(service, b2, "B", 60, JobState.RUNNING)
+        (a3,) = service.submit("A", [Submission(RELU, kernel("quick 3"))])
+        a3 = wait_finished(service, a3, "A", 120)
+        b2 = wait_finished(service, b2, "B", 120)
+    finally:
+        service.close()
+    for a in (a1, a2, a3):
+        assert a.state == JobState.DONE and a.view()["result"]["status"] == "correct", a.view()
+    assert a1.finished_at < b1.finished_at and a3.finished_at < b2.finished_at
+    assert b1.state == JobState.FAILED and b1.result_json is None, b1.view()
+    assert b1.message.startswith("preempted: stopped 2 times") and "\n" not in b1.message, b1.message
+    assert b2.state == JobState.DONE and b2.preemptions == 1, b2.view()
+    assert b2.view()["result"]["status"] == "correct", b2.view()
+    store = ResultStore(db)
+    try:
+        rows = store._conn.execute("SELECT code_hash, status FROM results").fetchall()
+    finally:
+        store.close()
+    assert sorted(s for h, s in rows if h == b2.code_hash) == ["correct"], rows
+    assert not [r for r in rows if r[0] == b1.code_hash], rows

@@ -154,3 +154,45 @@ def test_with_one_lane_nothing_is_held_back():
     q.settled.update({"heavy": (100.0, 0.0), "light": (1.0, 0.0)})
     q.push("heavy", "h0", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["h0"]
+
+
+def test_a_long_job_over_its_share_is_named_for_preemption_when_a_cheaper_client_waits():
+    """The sleeper's job holds the one lane; once it has run ``preempt_after_s`` and its client is over its
+    share while a cheaper client waits, its lane is named; stopped and put back, it goes after the cheaper
+    client's job, charged for the time it held the lane. (The queue before preemption had no way to name it:
+    a running job held its lane to its end.)"""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9, preempt_after_s=10.0))
+    q.push("sleeper", "z0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["z0"]
+    assert q.victim(20.0) is None  # nobody waits
+    q.push("honest", "h0", 10.0, 2.0)
+    assert q.victim(9.0) is None  # not run long enough
+    assert q.victim(12.0) == 0
+    assert q.victim(12.0, exclude={0}) is None
+    q.done(0, "z0", 12.0)
+    q.requeue("sleeper", "z0", 10.0, 12.0)
+    assert q.jobs["sleeper"] == 1 and q.usage("sleeper", 12.0) == pytest.approx(12.0)
+    assert q.take(0, 1, now=12.0) == ["h0"]
+    q.done(0, "h0", 13.0)
+    assert q.take(0, 1, now=13.0) == ["z0"]
+
+
+def test_preemption_spares_short_jobs_equal_clients_and_a_free_lane():
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, lanes_per_client=1, half_life_s=1e9,
+                                                                    preempt_after_s=10.0))
+    q.push("a", "a0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["a0"]
+    q.push("b", "b0", 10.0, 0.0)
+    assert q.victim(30.0) is None  # lane 1 is free: no one needs lane 0
+    assert q.take(1, 1, now=0.0) == ["b0"]
+    q.push("a", "a1", 10.0, 1.0)
+    q.push("b", "b1", 10.0, 1.0)
+    assert q.victim(30.0) is None  # a and b used the same: neither is over its share
+    q.push("c", "c0", 10.0, 1.0)
+    q.settled["c"] = (100.0, 1.0)
+    assert q.victim(30.0) is None  # the waiting client is the expensive one
+    off: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, preempt_after_s=0.0))
+    off.push("z", "z0", 10.0, 0.0)
+    assert off.take(0, 1, now=0.0) == ["z0"]
+    off.push("h", "h0", 10.0, 1.0)
+    assert off.victim(1000.0) is None  # preemption off

@@ -37,6 +37,7 @@ from multikernelbench.serve.auth import TokenBook
 from multikernelbench.serve.cachekey import Strength, engine_fingerprint, job_key, strength
 from multikernelbench.serve.durable import JobRow, JobStore
 from multikernelbench.serve.metrics import Metrics
+from multikernelbench.serve.preempt import Preemptor, default_after_s
 from multikernelbench.serve.lanes import EngineLanes, lane_configs
 from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
 from multikernelbench.tasks.record import Task
@@ -81,6 +82,7 @@ class Job:
     finished_at: float | None = None
     result_json: str | None = None  # the result without its candidate label (no job ids leave the service)
     message: str = ""
+    preemptions: int = 0  # times its run was stopped for a cheaper client (serve/preempt.py)
     followers: list["Job"] = field(default_factory=list)
     waiters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -130,6 +132,11 @@ class ServiceConfig:
     lanes_per_client: int = 0
     usage_half_life_s: float = 120.0
     reserve_last_lane: bool = True
+    #: A job of a client over its share is stopped after this many seconds on a lane a cheaper client waits
+    #: for, and queued again; past ``max_preemptions`` stops it fails (serve/preempt.py). None: 10 s on CPU
+    #: lanes, 120 s on GPU lanes; 0: never.
+    preempt_after_s: float | None = None
+    max_preemptions: int = 2
     #: Memory budget of the job table (sources of unfinished jobs, results of finished ones) and the finished
     #: jobs one client keeps in memory; past either, the oldest finished jobs leave memory (not the job store).
     max_table_bytes: int = 256 * 1024 * 1024
@@ -170,17 +177,22 @@ class EvalService:
         self.finished: collections.OrderedDict[str, None] = collections.OrderedDict()  # oldest first
         self.finished_of: dict[str, collections.OrderedDict[str, None]] = {}
         configs = lane_configs(eng, self.backend, config.lanes)
+        after = config.preempt_after_s
         self.sched: FairQueue[Job] = FairQueue(
             Caps(config.max_pending_per_client, config.max_compute_s_per_client, config.max_pending_total,
                  config.max_compute_s_total),
             Share(lanes=len(configs), lanes_per_client=config.lanes_per_client, half_life_s=config.usage_half_life_s,
-                  reserve_last_lane=config.reserve_last_lane))
+                  reserve_last_lane=config.reserve_last_lane,
+                  preempt_after_s=default_after_s(self.backend.device_type) if after is None else after))
+        self.preemptor = Preemptor(self, config.max_preemptions)
         self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
         self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)
         self._stop = False
         self._requeue()
         self.lanes = EngineLanes(self, configs)
+        if self.sched.share.preempt_after_s > 0:
+            self.preemptor.thread.start()
 
     # ---- request side (any thread) ----------------------------------------------------------------
     def _new_job(self, job_id: str, client: str, task: Task, chash: str, fresh: int, budget: float | None,

@@ -12,6 +12,12 @@ a lane that takes one job at a time would pay that per job, so each lane keeps o
 (started when the lane starts, again if it dies). The zygote is trusted and only forks workers; a run of many
 clients' candidates shared one already.
 
+A run can be stopped (preemption, serve/preempt.py): every worker of a lane's run is forked by the lane's
+zygote, so :class:`RunStop` knows them all and kills their process sessions (compilers included); a worker
+forked after the stop is killed as it starts. The engine then ends the run as it ends any crashed worker;
+the lane discards what that run reports (no result, no results-store row) and hands its jobs back to the
+service. A lane without a live zygote (fresh interpreters, Ray) cannot be stopped and is never chosen.
+
 Lanes share the Runner's GPU lock only within one Runner, so lanes are never more than the GPUs (one per
 GPU). Several CPU lanes share the cores: like the engine's ``device_workers``, they suit correctness-only
 service (no timing), where a sleeping or failing candidate holds a lane but no core.
@@ -30,6 +36,7 @@ from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import EvalResult
 from multikernelbench.store import Label, ResultStore
+from multikernelbench.util.procs import kill_session
 
 if TYPE_CHECKING:
     from multikernelbench.serve.jobs import EvalService, Job
@@ -41,8 +48,19 @@ class WriteOnlyStore(ResultStore):
     The store's key leaves out per-request options (timing budget, fresh shapes count), so a row there may be
     weaker than the job asks for; the service decides what is cached (serve/cachekey.py) before queueing."""
 
+    #: True while the lane's run is being stopped: what it reports then is not the candidate's result.
+    muted: Any = staticmethod(lambda: False)
+
     def get(self, *args, **kwargs) -> EvalResult | None:
         return None
+
+    def put(self, result: EvalResult, label: Label | None = None) -> None:
+        if not self.muted():
+            super().put(result, label)
+
+    def put_label(self, result: EvalResult, label: Label) -> None:
+        if not self.muted():
+            super().put_label(result, label)
 
 
 def lane_configs(engine: EngineConfig, backend: Any, requested: int) -> list[EngineConfig]:
@@ -68,15 +86,54 @@ def run_config(lane: EngineConfig, fresh: int, budget: float | None) -> EngineCo
     return dataclasses.replace(lane, fresh_shapes=fresh, timing=timing)
 
 
+class RunStop:
+    """The workers one lane run forked, and whether the run is being stopped: :meth:`kill` ends every one's
+    session; one forked after the stop is killed as it is adopted (so a stage that starts a worker after the
+    kill does not run on)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pids: list[int] = []
+        self.stopped = False
+
+    def adopt(self, pid: int) -> None:
+        with self._lock:
+            self._pids.append(pid)
+            stopped = self.stopped
+        if stopped:
+            kill_session(pid)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+
+    def kill(self) -> None:
+        """SIGKILL the sessions of the run's workers (a worker leads its own session: its compilers and
+        anything the candidate forked go too). A session id stays in use while any member lives, so a pid
+        reused by an unrelated process is never a session named here."""
+        with self._lock:
+            pids = list(self._pids)
+        for pid in pids:
+            kill_session(pid)
+
+
 class _KeptZygote:
     """The lane's zygote as a Runner sees it: the Runner closes its zygote at the end of every run; this one
-    stays for the lane's next run."""
+    stays for the lane's next run. Workers it forks are adopted by the lane's current :class:`RunStop`."""
 
-    def __init__(self, zygote: Any) -> None:
+    def __init__(self, zygote: Any, lane: _Lane) -> None:
         self._zygote = zygote
+        self._lane = lane
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._zygote, name)
+
+    def spawn(self, *args: Any, **kwargs: Any) -> Any:
+        child = self._zygote.spawn(*args, **kwargs)
+        stop = self._lane.run_stop
+        if stop is not None:
+            stop.adopt(child.pid)
+        return child
 
     def close(self) -> None:
         pass
@@ -111,6 +168,8 @@ class _Lane:
         self.service, self.index, self.config, self.starting = service, index, config, starting
         self.labels: dict[str, Job] = {}
         self._zygote: Any = None
+        self.run_stop: RunStop | None = None  # the current run's (None between runs)
+        self.stop_lock = threading.Lock()  # orders a stop against the run's results being reported
         self.thread = threading.Thread(target=self.loop, name=f"mkb-serve-lane-{index}", daemon=True)
 
     def zygote(self, runner: Runner, wait: bool = True) -> Any:
@@ -123,10 +182,30 @@ class _Lane:
             return None  # fresh interpreters (no zygote on this backend, or it could not start)
         if wait:
             self._zygote.wait_ready()
-        return _KeptZygote(self._zygote)
+        return _KeptZygote(self._zygote, self)
+
+    def can_stop(self) -> bool:
+        """Whether a run here can be stopped: its workers come from a live zygote of this lane."""
+        return not self.config.ray_address and self._zygote is not None and self._zygote.alive()
+
+    def stopping(self) -> bool:
+        stop = self.run_stop
+        return stop is not None and stop.stopped
+
+    def preempt(self) -> RunStop | None:
+        """Mark the current run stopped if it still has unreported jobs (called under the service's lock);
+        the caller kills with the returned :class:`RunStop` after releasing that lock. Its jobs go back to the
+        service when the run returns (:meth:`run`)."""
+        with self.stop_lock:
+            stop = self.run_stop
+            if stop is None or stop.stopped or not self.labels or not self.can_stop():
+                return None
+            stop.stop()
+            return stop
 
     def loop(self) -> None:
         store = WriteOnlyStore(self.service.config.db)
+        store.muted = self.stopping
         try:
             if not self.config.ray_address:  # its imports run while the lane waits for work
                 try:
@@ -156,7 +235,10 @@ class _Lane:
         return _LaneRunner(config, store, self.on_result, self)
 
     def on_result(self, result: EvalResult, cand: Candidate) -> None:
-        job = self.labels.pop(cand.label, None)
+        with self.stop_lock:
+            if self.stopping():
+                return  # a stopped run's report (its workers were killed): the job runs again
+            job = self.labels.pop(cand.label, None)
         if job is not None:
             self.service.metrics.observe("build", result.compile_time_s)
             self.service.finish(self.index, job, result)
@@ -166,15 +248,22 @@ class _Lane:
         cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
                            meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in self.labels.items()]
         tasks = {j.task.id: j.task for j in jobs}
+        self.run_stop = RunStop()
+        error = ""
         try:
             self.runner(store, fresh, budget).evaluate(list(tasks.values()), cands)
         except Exception as exc:  # the service outlives a failed run; its jobs say why
-            print(f"mkb serve: lane {self.index}: run failed: {exc!r}", file=sys.stderr)
-            for job in list(self.labels.values()):
-                self.service.finish(self.index, job, None, f"harness error: {type(exc).__name__}: {exc}")
-        for job in list(self.labels.values()):  # not emitted (a run's time limit): fail closed, never a hang
-            self.service.finish(self.index, job, None, "harness: the engine returned no result for it")
-        self.labels = {}
+            if not self.stopping():
+                print(f"mkb serve: lane {self.index}: run failed: {exc!r}", file=sys.stderr)
+            error = f"harness error: {type(exc).__name__}: {exc}"
+        with self.stop_lock:
+            stopped, left = self.stopping(), list(self.labels.values())
+            self.run_stop, self.labels = None, {}
+        if stopped:
+            self.service.preemptor.returned(self.index, left)
+            return
+        for job in left:  # not emitted (a run's time limit): fail closed, never a hang
+            self.service.finish(self.index, job, None, error or "harness: the engine returned no result for it")
 
 
 class EngineLanes:

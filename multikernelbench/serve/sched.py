@@ -22,8 +22,15 @@ arrives after it. So:
   client under its share. Without this a work-conserving scheduler hands an idle lane to the heavy user
   whenever the others (who block on their results before submitting again) momentarily have nothing queued,
   and a slow job taken in that instant holds the lane against them. Several heavy clients together hold at
-  most ``lanes - 1`` lanes. With one lane nothing can be reserved: a running job is never preempted, so
-  there the bound on another client's wait is one job (the engine's run timeouts).
+  most ``lanes - 1`` lanes. With one lane nothing can be reserved; preemption (next) bounds the wait there.
+* **Preemption (``Share.preempt_after_s``).** Without it a job taken while its client was cheap holds its
+  lane to the end, however long: a candidate that sleeps at build and at load held one of two lanes ~45 s
+  in the soak. :meth:`FairQueue.victim` names a lane to stop when every lane is busy, a client not over its
+  share waits, and the lane's job has run at least ``preempt_after_s`` for one client that *is* over its
+  share (the most used such client first). The service stops that run and puts its jobs back at the front
+  of their client's queue, charged for the lane time they used (:meth:`FairQueue.requeue`); serve/preempt.py
+  bounds how often one job is stopped. Jobs shorter than ``preempt_after_s`` are never stopped, so honest
+  work that fits the bound costs nothing; a job is only stopped for a client that is cheaper than its own.
 
 Caps are checked before anything is queued: a client's pending jobs, a client's pending compute (the sum of
 its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the service's pending
@@ -65,6 +72,8 @@ class Share:
     half_life_s: float = 120.0
     #: Keep the last free lane for clients under their share (only meaningful with two lanes or more).
     reserve_last_lane: bool = True
+    #: Seconds a job runs before it may be preempted for a cheaper waiting client (0: never).
+    preempt_after_s: float = 0.0
 
     @property
     def client_lanes(self) -> int:
@@ -88,6 +97,7 @@ class FairQueue(Generic[T]):
         self.start: dict[str, float] = {}  # a backlogged client's order floor (start-time fair queueing)
         self.lane_items: dict[int, list[tuple[str, T]]] = {}  # a busy lane's unfinished items
         self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
+        self.lane_start: dict[int, float] = {}  # when a busy lane took its first unfinished item
         self.jobs: collections.Counter[str] = collections.Counter()  # queued + running, per client
         self.compute: collections.defaultdict[str, float] = collections.defaultdict(float)
         self.total_jobs = 0
@@ -202,7 +212,7 @@ class FairQueue(Generic[T]):
             out.append(item)
             if lane not in self.lane_items:
                 self.lane_items[lane] = []
-                self.lane_mark[lane] = now
+                self.lane_mark[lane] = self.lane_start[lane] = now
             else:
                 self._settle_lane(lane, now)  # the time so far was the items already there
             self.lane_items[lane].append((client, item))
@@ -228,7 +238,43 @@ class FairQueue(Generic[T]):
         self._settle_lane(lane, now)
         self.lane_items[lane] = [(c, i) for c, i in items if i is not item]
         if not self.lane_items[lane]:
-            del self.lane_items[lane], self.lane_mark[lane]
+            del self.lane_items[lane], self.lane_mark[lane], self.lane_start[lane]
+
+    def requeue(self, client: str, item: T, compute_s: float, now: float) -> None:
+        """A stopped item (already :meth:`done` on its lane) back at the front of its client's queue; it stays
+        charged against the caps (it was never released)."""
+        queue = self.queues.get(client)
+        if queue is None:
+            if not self.lanes_of(client):
+                self._floor(client, now)
+            self._tick += 1
+            self.since[client] = self._tick
+            queue = self.queues[client] = collections.deque()
+        queue.appendleft((item, compute_s))
+
+    def victim(self, now: float, exclude: set[int] | frozenset[int] = frozenset()) -> int | None:
+        """The busy lane to stop now, if any (see "Preemption" in the module docstring): every lane busy, a
+        waiting client not over its share that could take the lane, and a lane whose items all belong to one
+        client over its share and have run ``preempt_after_s``. The most used such client's lane; ties: the one
+        running longest. ``exclude``: lanes not to name (being stopped already, or that cannot be stopped)."""
+        share = self.share
+        if share.preempt_after_s <= 0 or not self.queues or len(self.lane_items) < share.lanes:
+            return None
+        best: tuple[float, float, int] | None = None
+        for lane, items in self.lane_items.items():
+            owners = {c for c, _ in items}
+            if lane in exclude or len(owners) != 1 or now - self.lane_start[lane] < share.preempt_after_s:
+                continue
+            (owner,) = owners
+            if not self.over_share(owner, now):
+                continue
+            if not any(c != owner and len(self.lanes_of(c) - {lane}) < share.client_lanes
+                       and not self.over_share(c, now) for c in self.queues):
+                continue
+            rank = (-self.usage(owner, now), self.lane_start[lane], lane)
+            if best is None or rank < best:
+                best = rank
+        return None if best is None else best[2]
 
     def waiting(self) -> bool:
         return bool(self.queues)

@@ -1,0 +1,127 @@
+"""Preemption: a job of a client over its fair share is stopped when it holds a lane that a cheaper client waits for.
+
+Why: lanes are taken as they free and fairly (serve/sched.py), but a job taken while its client looked cheap
+held its lane to its end. A candidate that sleeps 20 s when built and 20 s when loaded held one of the
+soak's two lanes ~45 s per job, and every honest job queued behind the one lane left. Run timeouts cannot
+tell that job from an honest slow one; the share can: the sleeper's client is the one over its share.
+
+The policy, kept simple on purpose:
+
+* **Who is stopped** (``FairQueue.victim``): only when every lane is busy and a client not over its share
+  waits; only a lane whose job has run ``preempt_after_s`` (default 10 s on CPU lanes, 120 s on GPU lanes,
+  where an honest CUDA build alone takes tens of seconds) for a client over its share. Honest jobs that fit
+  in ``preempt_after_s`` are never stopped.
+* **What happens to it**: the run's workers are killed (serve/lanes.py: the lane's zygote forked them all,
+  their sessions go, compilers included), whatever that run reports is dropped (no result, no cache entry,
+  no results-store row), a half-built folder is removed, and the job goes back to the front of its client's
+  queue, charged for the lane time it used. It runs again from the start: one job has one answer, the one of
+  the run that finished.
+* **Bounded**: a job stopped more than ``max_preemptions`` times is ended instead, ``failed`` with a one-line
+  ``preempted: ...`` message (nothing cached, the client may resubmit), so a job that always outlasts the
+  bound cannot cycle through the lanes for ever.
+
+A checker thread looks every ``PERIOD_S`` and whenever the service's condition is notified (a submission, a
+job's end); the kill happens outside the service's lock.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from multikernelbench.engine.build_stage import read_marker
+
+if TYPE_CHECKING:
+    from multikernelbench.serve.jobs import EvalService, Job
+    from multikernelbench.serve.lanes import RunStop
+
+#: Seconds between looks for a lane to stop when nothing wakes the checker earlier.
+PERIOD_S = 0.5
+#: ``preempt_after_s`` when the service config leaves it unset: CPU lanes, GPU lanes.
+DEFAULT_AFTER_S = {"cpu": 10.0, "cuda": 120.0}
+
+
+def default_after_s(device_type: str) -> float:
+    return DEFAULT_AFTER_S.get(device_type, DEFAULT_AFTER_S["cuda"])
+
+
+class Preemptor:
+    """The checker thread of one service (started by it when ``preempt_after_s`` > 0) and the way back for
+    stopped jobs (:meth:`returned`, called by the lanes whether or not the thread runs)."""
+
+    def __init__(self, service: EvalService, max_preemptions: int) -> None:
+        self.service = service
+        self.max_preemptions = max_preemptions
+        self.thread = threading.Thread(target=self.loop, name="mkb-serve-preempt", daemon=True)
+
+    def loop(self) -> None:
+        svc = self.service
+        while True:
+            with svc.lock:
+                if svc._stop:
+                    return
+                stop = self.pick(time.time())
+                if stop is None:
+                    svc.lock.wait(timeout=PERIOD_S)
+            if stop is not None:
+                stop.kill()
+
+    def pick(self, now: float) -> RunStop | None:
+        """Under the service's lock: mark the lane the scheduler names as stopping, and return its RunStop."""
+        svc = self.service
+        lanes = svc.lanes.lanes
+        exclude = {i for i, lane in enumerate(lanes) if lane.stopping() or not lane.can_stop()}
+        index = svc.sched.victim(now, exclude)
+        if index is None:
+            return None
+        stop = lanes[index].preempt()
+        if stop is not None:
+            svc.metrics.count("preemptions")
+        return stop
+
+    def returned(self, lane: int, jobs: list[Job]) -> None:
+        """A stopped run's unreported jobs (from the lane's thread, after the run returned): each back in its
+        client's queue, or ended once it was stopped more than ``max_preemptions`` times."""
+        from multikernelbench.serve.jobs import JobState
+
+        svc = self.service
+        ended = []
+        for job in jobs:
+            self._drop_partial_build(job)
+        now = time.time()
+        with svc.lock:
+            for job in jobs:
+                job.preemptions += 1
+                if job.preemptions > self.max_preemptions:
+                    ended.append(job)
+                    continue
+                svc.running -= 1
+                svc.sched.done(lane, job, now)  # the lane time it used is its client's
+                for j in [job, *job.followers]:
+                    j.state, j.started_at = JobState.QUEUED, None
+                svc.sched.requeue(job.client, job, job.compute_s, now)
+            svc.lock.notify_all()
+        for job in ended:
+            svc.finish(lane, job, None, f"preempted: stopped {job.preemptions} times after running "
+                                        f"{svc.sched.share.preempt_after_s:g} s while its client was over its fair "
+                                        "share and other clients waited; not evaluated, nothing cached (resubmit "
+                                        "later, or ask for a higher --preempt-after)")
+
+    def _drop_partial_build(self, job: Job) -> None:
+        """The killed run's build folder, unless its build completed (the marker is written last and
+        atomically) or another unfinished job has the same code: a killed compiler can leave an object file
+        that a later build would take as up to date."""
+        svc = self.service
+        if svc.config.engine.ray_address:
+            return
+        folder = Path(svc.config.engine.build_root) / svc.backend.name / job.code_hash
+        if read_marker(folder) is not None:
+            return
+        with svc.lock:
+            busy = any(j.code_hash == job.code_hash and j is not job and j not in job.followers and not j.finished
+                       for j in svc.jobs.values())
+        if not busy:
+            shutil.rmtree(folder, ignore_errors=True)
