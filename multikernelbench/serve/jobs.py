@@ -184,7 +184,7 @@ class EvalService:
             Share(lanes=len(configs), lanes_per_client=config.lanes_per_client, half_life_s=config.usage_half_life_s,
                   reserve_last_lane=config.reserve_last_lane,
                   preempt_after_s=default_after_s(self.backend.device_type) if after is None else after))
-        self.preemptor = Preemptor(self, config.max_preemptions)
+        self.preemptor = Preemptor(self, config.max_preemptions, JobState.QUEUED)
         self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
         self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)

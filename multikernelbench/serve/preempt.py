@@ -30,7 +30,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from multikernelbench.engine.build_stage import read_marker
 
@@ -52,8 +52,9 @@ class Preemptor:
     """The checker thread of one service (started by it when ``preempt_after_s`` > 0) and the way back for
     stopped jobs (:meth:`returned`, called by the lanes whether or not the thread runs)."""
 
-    def __init__(self, service: EvalService, max_preemptions: int) -> None:
+    def __init__(self, service: EvalService, max_preemptions: int, queued: Any) -> None:
         self.service = service
+        self.queued = queued  # JobState.QUEUED (passed in: serve/jobs.py imports this module)
         self.max_preemptions = max_preemptions
         self.thread = threading.Thread(target=self.loop, name="mkb-serve-preempt", daemon=True)
 
@@ -85,8 +86,6 @@ class Preemptor:
     def returned(self, lane: int, jobs: list[Job]) -> None:
         """A stopped run's unreported jobs (from the lane's thread, after the run returned): each back in its
         client's queue, or ended once it was stopped more than ``max_preemptions`` times."""
-        from multikernelbench.serve.jobs import JobState
-
         svc = self.service
         ended = []
         for job in jobs:
@@ -101,7 +100,7 @@ class Preemptor:
                 svc.running -= 1
                 svc.sched.done(lane, job, now)  # the lane time it used is its client's
                 for j in [job, *job.followers]:
-                    j.state, j.started_at = JobState.QUEUED, None
+                    j.state, j.started_at = self.queued, None
                 svc.sched.requeue(job.client, job, job.compute_s, now)
             svc.lock.notify_all()
         for job in ended:
