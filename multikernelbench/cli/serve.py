@@ -36,6 +36,17 @@ def add_parser(sub) -> None:
     p.add_argument("--batch-size", type=int, default=1,
                    help="jobs a lane takes at once (their builds overlap; the batch runs to its end on that lane)")
     p.add_argument("--lanes-per-client", type=int, default=0, help="lanes one client may hold (default: all but one)")
+    p.add_argument("--preempt-after", type=float, default=None, metavar="S",
+                   help="stop a job of a client over its fair share after S s on a lane a cheaper client waits for, "
+                        "and queue it again (default: 10 on CPU lanes, 120 on GPU lanes; 0: never)")
+    p.add_argument("--max-preemptions", type=int, default=2, help="stops after which such a job fails instead")
+    p.add_argument("--rate-requests", type=float, default=20.0, metavar="N",
+                   help="requests per second per client, sustained (0: no limit); past it a 429 with Retry-After")
+    p.add_argument("--rate-kb", type=float, default=1024.0, metavar="KB",
+                   help="request body KB per second per client, sustained (0: no limit)")
+    p.add_argument("--rate-burst", type=float, default=5.0, metavar="S",
+                   help="seconds of those rates a quiet client may send at once (the byte burst is at least one "
+                        "largest body)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="evaluate on a Ray cluster (as `mkb eval --ray`)")
     add_engine_options(p)
@@ -89,6 +100,7 @@ def run(args) -> int:
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
     from multikernelbench.serve.limits import ConnectionLimits, descriptor_budget, uvicorn_config
+    from multikernelbench.serve.ratelimit import RateLimits
     from multikernelbench.tasks import load_suite
 
     tasks = {t.id: t for t in load_suite()}
@@ -98,14 +110,17 @@ def run(args) -> int:
     service = EvalService(ServiceConfig(engine=config, db=Path(args.db), tokens=tokens,
                                         max_pending_per_client=args.max_pending, max_items_per_request=args.max_items,
                                         max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size,
-                                        lanes=args.lanes, lanes_per_client=args.lanes_per_client), tasks)
+                                        lanes=args.lanes, lanes_per_client=args.lanes_per_client,
+                                        preempt_after_s=args.preempt_after, max_preemptions=args.max_preemptions),
+                          tasks)
+    rate = RateLimits(requests_per_s=args.rate_requests, bytes_per_s=args.rate_kb * 1024, burst_s=args.rate_burst)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
           f"http://{args.host}:{args.port} ({'token required' if tokens.enabled else 'no token: loopback only'})",
           file=sys.stderr)
     try:
         limits = ConnectionLimits(max_connections=descriptor_budget(args.max_connections),
                                   header_timeout_s=args.header_timeout)
-        uvicorn.Server(uvicorn_config(create_app(service), args.host, args.port, limits)).run()
+        uvicorn.Server(uvicorn_config(create_app(service, rate), args.host, args.port, limits)).run()
     finally:
         service.close()
     return 0

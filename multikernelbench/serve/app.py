@@ -9,7 +9,8 @@ tokens; the token's name is the client.
 
 A rejected request is a 4xx whose body is ``{"error": "<one line>"}`` and nothing of it is queued (see
 serve/parse.py). A long-poll waits on an event set by a lane's thread, not on a thread of the pool that
-submissions use, and ends as soon as its client hangs up.
+submissions use, and ends as soon as its client hangs up. Each client's requests and request bytes pass
+token buckets (serve/ratelimit.py): past them a 429 with ``Retry-After``.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI reads the routes' annotations (``Request``) as
@@ -20,6 +21,7 @@ import re
 
 from multikernelbench.serve.jobs import EvalService, OverLimit
 from multikernelbench.serve.parse import Rejected, one_line, parse_submissions
+from multikernelbench.serve.ratelimit import RateLimiter, RateLimits, retry_after
 
 __all__ = ["Rejected", "create_app", "parse_submissions"]
 
@@ -81,8 +83,9 @@ async def _job_when_done(service: EvalService, job_id: str, client: str, wait: f
     return service.get(job_id, client)
 
 
-def create_app(service: EvalService):
-    """The ASGI app over one :class:`EvalService`."""
+def create_app(service: EvalService, rate: RateLimits | None = None):
+    """The ASGI app over one :class:`EvalService`; ``rate``: per-client request and byte buckets (None: none;
+    ``mkb serve`` sets them from its options)."""
     import anyio
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
@@ -94,10 +97,19 @@ def create_app(service: EvalService):
     app = FastAPI(title="multikernelbench evaluation service", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = service.config
     tokens = cfg.tokens or TokenBook()
+    limiter = RateLimiter(rate, cfg.max_body_bytes) if rate is not None else None
 
-    def refuse(status: int, reason: str) -> JSONResponse:
+    def refuse(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
         service.metrics.count("rejected", f'status="{status}"')
-        return JSONResponse({"error": one_line(reason)}, status_code=status)
+        return JSONResponse({"error": one_line(reason)}, status_code=status, headers=headers)
+
+    def over_rate(client: str, declared: int = 0) -> JSONResponse | None:
+        """A 429 if ``client`` is past its request or byte rate, else None (and the request is charged)."""
+        wait = limiter.admit(client, declared) if limiter is not None else 0.0
+        if wait <= 0:
+            return None
+        return refuse(429, f"client {client} is over its request rate; retry in {wait:.1f} s",
+                      {"Retry-After": retry_after(wait)})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc: RequestValidationError):
@@ -116,11 +128,24 @@ def create_app(service: EvalService):
         client = client_of(request)
         if client is None:
             return refuse(401, "missing or wrong bearer token")
+        length = request.headers.get("content-length", "")
+        declared = int(length) if length.isdigit() and len(length) < 16 else 0
+        limited = over_rate(client, declared)
+        if limited is not None:
+            return limited
         idem = request.headers.get("idempotency-key")
         if idem is not None and not IDEMPOTENCY_KEY.fullmatch(idem):
             return refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -")
         try:
-            subs = parse_submissions(await _read_body(request, cfg), service)
+            try:
+                body = await _read_body(request, cfg)
+            except Rejected as exc:  # an oversized body was read up to the limit
+                if limiter is not None and exc.status == 413:
+                    limiter.charge_bytes(client, cfg.max_body_bytes - declared)
+                raise
+            if limiter is not None:
+                limiter.charge_bytes(client, len(body) - declared)
+            subs = parse_submissions(body, service)
             jobs = await anyio.to_thread.run_sync(service.submit, client, subs, idem)
         except Rejected as exc:
             return refuse(exc.status, exc.reason)
@@ -136,6 +161,9 @@ def create_app(service: EvalService):
         client = client_of(request)
         if client is None:
             return refuse(401, "missing or wrong bearer token")
+        limited = over_rate(client)
+        if limited is not None:
+            return limited
         wait = max(0.0, min(wait, cfg.max_wait_s)) if math.isfinite(wait) else 0.0
         job = await _job_when_done(service, job_id, client, wait, request) if wait > 0 \
             else service.get(job_id, client)
@@ -149,8 +177,12 @@ def create_app(service: EvalService):
 
     @app.get("/metrics")
     async def metrics(request: Request):
-        if client_of(request) is None:
+        client = client_of(request)
+        if client is None:
             return refuse(401, "missing or wrong bearer token")
+        limited = over_rate(client)
+        if limited is not None:
+            return limited
         return PlainTextResponse(service.metrics.render(service.gauges()), media_type="text/plain; version=0.0.4")
 
     return app

@@ -1,0 +1,126 @@
+"""Per-client rate limits (serve/ratelimit.py) against a real ``mkb serve`` app on loopback, and the buckets'
+rules with a clock passed in.
+
+The attack: a client sends requests (cached floods, long-polls it hangs up on) back to back; before the
+limits every one was read, parsed and answered, at whatever rate the client sent (issue #42's soak: that CPU
+was the honest clients' too). After: past its bucket a client gets a one-line 429 with ``Retry-After``, other
+clients are untouched, and after waiting ``Retry-After`` it gets in again.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from multikernelbench.serve.ratelimit import RateLimiter, RateLimits, retry_after
+
+RELU = "activation.relu"
+TOKEN_A = "rate-a-token-0123456789abcdef"
+TOKEN_B = "rate-b-token-0123456789abcdef"
+MAX_BODY = 20_000
+
+
+def test_buckets_refill_hold_a_burst_and_charge_real_bytes():
+    now = [0.0]
+    lim = RateLimiter(RateLimits(requests_per_s=2, bytes_per_s=1000, burst_s=2), max_body_bytes=3000,
+                      clock=lambda: now[0])
+    assert lim.byte_cap == 3000  # at least one largest body
+    assert [lim.admit("a") for _ in range(4)] == [0.0] * 4
+    assert lim.admit("a") == pytest.approx(0.5)
+    assert lim.admit("b") == 0.0  # b's own bucket
+    now[0] = 0.5
+    assert lim.admit("a") == 0.0
+    assert lim.admit("c", 2500) == 0.0
+    assert lim.admit("c", 1000) == pytest.approx(0.5)  # 500 left, 1000 declared
+    lim.charge_bytes("c", 1500)  # a body of unknown length: charged after it was read, into debt
+    now[0] = 1.0  # 500 - 1500 + 500 refilled: 500 in debt
+    assert lim.admit("c") == pytest.approx(0.5)
+    now[0] = 10.0
+    assert lim.admit("c", 3000) == 0.0  # refilled to the cap, not beyond
+    assert lim.admit("c", 1) > 0
+    assert retry_after(0.01) == "1" and retry_after(2.2) == "3"
+
+
+def test_unknown_length_waits_while_in_debt():
+    now = [0.0]
+    lim = RateLimiter(RateLimits(requests_per_s=0, bytes_per_s=100, burst_s=1), max_body_bytes=100,
+                      clock=lambda: now[0])
+    lim.charge_bytes("a", 300)  # 100 - 300: 200 in debt
+    assert lim.admit("a") == pytest.approx(2.0)
+    now[0] = 2.0
+    assert lim.admit("a") == 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def port(build_root, suite, tmp_path_factory):
+    pytest.importorskip("fastapi")
+    uvicorn = pytest.importorskip("uvicorn")
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.serve.app import create_app
+    from multikernelbench.serve.auth import TokenBook
+    from multikernelbench.serve.jobs import EvalService, ServiceConfig
+    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
+
+    tmp = tmp_path_factory.mktemp("serve-rate")
+    (tmp / "tokens").write_text(f"A {TOKEN_A}\nB {TOKEN_B}\n")
+    engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True, zygote=False)
+    service = EvalService(ServiceConfig(engine=engine, db=tmp / "r.sqlite", tokens=TokenBook(tmp / "tokens"),
+                                        max_body_bytes=MAX_BODY), {RELU: suite[RELU]})
+    rate = RateLimits(requests_per_s=0.5, bytes_per_s=2000, burst_s=8)  # 4 requests, 16 KB (20 KB: one body) at once
+    p = free_port()
+    srv = uvicorn.Server(uvicorn_config(create_app(service, rate), "127.0.0.1", p, ConnectionLimits()))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    end = time.monotonic() + 30
+    while not srv.started and time.monotonic() < end:
+        time.sleep(0.05)
+    try:
+        yield p
+    finally:
+        srv.should_exit = True
+        thread.join(10)
+        service.close()
+
+
+def request(port: int, method: str, path: str, token: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(head.encode() + body)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    raw, _, payload = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+    return int(lines[0].split(" ", 2)[1]), headers, payload
+
+
+def test_a_request_flood_is_429_with_retry_after_and_others_are_untouched(port):
+    codes = [request(port, "GET", "/jobs/nope", TOKEN_A)[0] for _ in range(4)]
+    assert codes == [404] * 4
+    status, headers, payload = request(port, "GET", "/jobs/nope", TOKEN_A)
+    assert status == 429, (status, payload)
+    assert payload.count(b"\n") == 0 and payload.startswith(b'{"error":"client A is over its request rate')
+    wait = int(headers["retry-after"])
+    assert 1 <= wait <= 2  # one request refills in 2 s
+    assert request(port, "GET", "/jobs/nope", TOKEN_B)[0] == 404  # B has its own bucket
+    time.sleep(wait)
+    assert request(port, "GET", "/jobs/nope", TOKEN_A)[0] == 404  # waiting Retry-After is enough
+
+
+def test_a_byte_flood_is_429_before_its_body_is_read(port):
+    junk = b"x" * 15_000  # not JSON: a 400 once read, but its bytes count
+    assert request(port, "POST", "/jobs", TOKEN_B, junk)[0] == 400
+    status, headers, payload = request(port, "POST", "/jobs", TOKEN_B, junk)
+    assert status == 429 and int(headers["retry-after"]) >= 1, (status, payload)
+    assert request(port, "GET", "/jobs/nope", TOKEN_B)[0] == 404  # the request bucket still has room
