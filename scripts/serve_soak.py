@@ -16,6 +16,12 @@ RSS (VmHWM of the service process, MB) and its RSS at the end, and the host's lo
 highest, sampled every 5 s: the machine may be shared). Bounded: every loop stops at its phase's end.
 
     python scripts/serve_soak.py --honest 4 --seconds 60
+    python scripts/serve_soak.py --honest 4 --seconds 60 --hostile-cpus 1 --service-cpus 0
+
+``--hostile-cpus`` / ``--service-cpus`` pin the hostile clients' process to its own cores and the service (its
+lanes, zygotes and workers inherit it) and the honest clients to the others, the same in both phases: a
+stand-in for attackers on another host, so that only the service's own work for them counts against the
+honest clients.
 """
 
 from __future__ import annotations
@@ -59,7 +65,25 @@ def proc_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, lanes: int) -> subprocess.Popen:
+def cpu_set(text: str | None) -> set[int] | None:
+    """``"0"``, ``"0,2"`` or ``"0-3"`` as a set of cores; None: not pinned."""
+    if not text:
+        return None
+    cpus: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def pin(cpus: set[int] | None) -> None:
+    """The calling process (and what it starts from now on) on ``cpus``."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+
+
+def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, lanes: int,
+                 cpus: set[int] | None = None) -> subprocess.Popen:
     (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
@@ -67,7 +91,7 @@ def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, 
            "--lanes", str(lanes), "--max-connections", "256", "--header-timeout", "5"]
     env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=(lambda: pin(cpus)) if cpus else None)
     end = time.monotonic() + 180
     while time.monotonic() < end:
         try:
@@ -233,7 +257,8 @@ ATTACKS = ("polls", "slow", "flood", "queue")
 
 
 def hostile_main(url: str, tokens: dict[str, str], seconds: float, polls: int, slow: int,
-                 attacks: tuple[str, ...] = ATTACKS) -> None:
+                 attacks: tuple[str, ...] = ATTACKS, cpus: set[int] | None = None) -> None:
+    pin(cpus)
     phase = Phase(seconds)
     port = int(url.rsplit(":", 1)[1])
     every = {"polls": (long_poller, (url, tokens["poller"], phase, polls)), "slow": (slow_headers, (port, phase, slow)),
@@ -262,7 +287,8 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
     attackers = None
     if hostile:  # in their own process: their JSON encoding and threads do not slow the honest clients' clock
         attackers = multiprocessing.get_context("spawn").Process(
-            target=hostile_main, args=(url, tokens, args.seconds, args.polls, args.slow, tuple(args.attacks.split(","))),
+            target=hostile_main, args=(url, tokens, args.seconds, args.polls, args.slow, tuple(args.attacks.split(",")),
+                                       cpu_set(args.hostile_cpus)),
             daemon=True)
         attackers.start()
     for t in threads:
@@ -286,8 +312,8 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "results_per_min": round(phase.results * 60 / args.seconds, 1),
             "server_peak_rss_mb": round(proc_mb(pid, "VmHWM"), 1), "server_rss_mb": round(proc_mb(pid, "VmRSS"), 1),
             "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
-            "attacks": args.attacks if hostile else "",
-            "errors": phase.errors}
+            "attacks": args.attacks if hostile else "", "service_cpus": args.service_cpus,
+            "hostile_cpus": args.hostile_cpus if hostile else None, "errors": phase.errors}
 
 
 def main() -> int:
@@ -302,12 +328,17 @@ def main() -> int:
     ap.add_argument("--attacks", default=",".join(ATTACKS),
                     help="hostile clients to run, of " + ",".join(ATTACKS) + " (polls and queue use the engine: "
                          "a sleeping candidate to poll on, failing sources up to the cap)")
+    ap.add_argument("--hostile-cpus", default=None, metavar="CPUS",
+                    help="pin the hostile clients' process to these cores (e.g. 1, or 2-3)")
+    ap.add_argument("--service-cpus", default=None, metavar="CPUS",
+                    help="pin the service and the honest clients to these cores (e.g. 0)")
     args = ap.parse_args()
+    pin(cpu_set(args.service_cpus))  # the honest clients run in this process
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
     tokens = {n: secrets.token_hex(16) for n in names}
     with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
         port = free_port()
-        proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes)
+        proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes, cpu_set(args.service_cpus))
         url = f"http://127.0.0.1:{port}"
         try:
             warm_up(url, tokens["honest0"])
