@@ -16,20 +16,19 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.gpu_turns import GpuTurns
-from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped
+from multikernelbench.engine.job import Job, JobHost
+from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped, record
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
 from multikernelbench.records import EvalResult
 
-if TYPE_CHECKING:
-    from multikernelbench.engine.runner import Runner, _Job
 
 
 class Event(enum.Enum):
@@ -43,19 +42,19 @@ class Event(enum.Enum):
 @dataclass
 class Posted:
     event: Event
-    job: _Job
+    job: Job
     outcome: Outcome | None = None  # None: nothing new to record (a build step that had nothing to do)
 
 
 class Pipeline:
     """One run of the local pipeline (see :class:`multikernelbench.engine.runner.Runner`)."""
 
-    def __init__(self, runner: Runner, todo: list[_Job], results: dict[int, EvalResult], bar: Any,
+    def __init__(self, runner: JobHost, todo: list[Job], results: dict[int, EvalResult], bar: Any,
                  warmer: Any = None) -> None:
         self.runner, self.todo, self.results, self.bar, self.warmer = runner, todo, results, bar, warmer
         cfg = self.cfg = runner.config
         self.builder = BuildStage(runner.backend, cfg, runner.trace, runner.zygote)
-        self.ready: queue.Queue[_Job | None] = queue.Queue()
+        self.ready: queue.Queue[Job | None] = queue.Queue()
         self.posted: queue.Queue[Posted] = queue.Queue()
         self.remaining: dict[str, int] = {}
         for job in todo:
@@ -105,7 +104,7 @@ class Pipeline:
         return Skipped(f"not started: the run's time limit ({self.cfg.stop_after_s:.0f} s) was reached first; "
                        "not stored, a rerun picks it up")
 
-    def build_step(self, job: _Job) -> None:
+    def build_step(self, job: Job) -> None:
         """Build one candidate (or, for the baseline, warm its reference's compile cache); a job that built
         goes to the lanes, one that did not is done."""
         skipped = self.past_cutoff()
@@ -129,7 +128,7 @@ class Pipeline:
         else:
             self.posted.put(Posted(Event.DONE, job))
 
-    def warm_reference(self, job: _Job) -> BuildOutcome | None:
+    def warm_reference(self, job: Job) -> BuildOutcome | None:
         """The baseline has nothing to build: warm the reference's compile cache instead (when asked)."""
         if self.warmup is None:
             return None
@@ -165,7 +164,7 @@ class Pipeline:
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
-    def prefetch(self, current: _Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
+    def prefetch(self, current: Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
         """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
         stop signal, which goes back on the queue for the lane's next turn)."""
         if not self.prefetch_workers or self.past_cutoff() is not None:
@@ -183,7 +182,7 @@ class Pipeline:
             self.ready.put(job)
             return None
 
-    def evaluation(self, job: _Job, refs: ReferenceService, gpu: int | None) -> CandidateEvaluation:
+    def evaluation(self, job: Job, refs: ReferenceService, gpu: int | None) -> CandidateEvaluation:
         runner = self.runner
         env = runner.backend.lane_env(gpu)
         if self.cfg.reference_only:  # references' shared compile cache (warm-up stage, earlier runs)
@@ -193,7 +192,7 @@ class Pipeline:
                                    trace=runner.trace, device_lock=self.device_locks.get(gpu),
                                    clean=runner.clean_refs)
 
-    def device_step(self, job: _Job, refs: ReferenceService, gpu: int | None, current: Prefetch | None = None,
+    def device_step(self, job: Job, refs: ReferenceService, gpu: int | None, current: Prefetch | None = None,
                     ahead: Prefetch | None = None) -> Outcome:
         """``current``: this job's worker, started ahead; ``ahead``: the next job's, starting now (this job's
         clocks wait for it)."""
@@ -214,7 +213,7 @@ class Pipeline:
             print(error.message, file=sys.stderr)
             return error
 
-    def release_finished(self, job: _Job, refs: ReferenceService) -> None:
+    def release_finished(self, job: Job, refs: ReferenceService) -> None:
         """After a job's device step: free the references of tasks whose last candidate it was."""
         with self.lock:
             self.remaining[job.task.id] -= 1
@@ -236,7 +235,7 @@ class Pipeline:
             posted = self.posted.get()
             job = posted.job
             if posted.outcome is not None:
-                self.runner._record(job, posted.outcome)
+                record(job.result, posted.outcome)
             if posted.event is Event.BUILT:
                 built += 1
                 self.bar.advance("compile")
@@ -250,4 +249,4 @@ class Pipeline:
                 self.results[job.index] = job.result
                 self.bar.advance("evaluate")
                 continue
-            self.runner._finish(job, self.results, self.bar)
+            self.runner.finish(job, self.results, self.bar)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -35,9 +34,10 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.clean_reference import CleanReference
 from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.job import Job
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 from multikernelbench.engine.lane_count import LaneChoice
-from multikernelbench.engine.outcomes import Outcome, record
+from multikernelbench.engine.pipeline import Pipeline
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
 from multikernelbench.engine.trace import HelperLog, Trace
@@ -73,14 +73,6 @@ def check_opt_in(config: EngineConfig) -> None:
         "worker processes that the kernel sandboxes (Landlock, seccomp; see multikernelbench/anticheat/README.md "
         "for what that does not stop). To proceed, pass "
         f"--allow-code-execution or set {ALLOW_ENV}=1.")
-
-
-@dataclass
-class _Job:
-    index: int
-    task: Task
-    cand: Candidate
-    result: EvalResult
 
 
 class Runner:
@@ -165,7 +157,7 @@ class Runner:
         self.hardware = self.backend.hardware() if avail.ok else f"unavailable {self.backend.name}"
         self.versions = self.backend.versions()
         results: dict[int, EvalResult] = {}
-        todo: list[_Job] = []
+        todo: list[Job] = []
         for i, cand in enumerate(candidates):
             task = by_id[cand.task_id]
             if not avail.ok:
@@ -187,7 +179,7 @@ class Runner:
                 results[i] = stored
             else:
                 # Fail closed: a record that escapes without a verdict says the harness did not finish it.
-                todo.append(_Job(i, task, cand, self._blank(task, cand, Status.RUNTIME_ERROR,
+                todo.append(Job(i, task, cand, self._blank(task, cand, Status.RUNTIME_ERROR,
                                                             "harness: evaluation did not finish")))
         for i in sorted(results):
             self._emit(results[i], candidates[i])
@@ -256,17 +248,13 @@ class Runner:
             per_gpu = self.lane_choice.per_gpu
         return [g for _ in range(per_gpu) for g in gpus]
 
-    def _pipeline(self, todo: list[_Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
+    def _pipeline(self, todo: list[Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
         """Builds, device lanes and the collecting loop over ``todo`` (engine/pipeline.py)."""
-        from multikernelbench.engine.pipeline import Pipeline
-
         Pipeline(self, todo, results, bar, warmer).run()
 
-    def _record(self, job: _Job, outcome: Outcome) -> None:
-        """The one place a stage's outcome becomes part of the job's record (called by the collecting loop)."""
-        record(job.result, outcome)
-
-    def _finish(self, job: _Job, results: dict[int, EvalResult], bar) -> None:
+    def finish(self, job: Job, results: dict[int, EvalResult], bar) -> None:
+        """A job's record is final: into the results, the store and the ``on_result`` callback (pipelines call
+        this once per job, from their collecting thread)."""
         job.result.finished_at = time.time()
         results[job.index] = job.result
         if self.store is not None:
