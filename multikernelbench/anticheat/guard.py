@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from dataclasses import dataclass, field
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -128,7 +129,7 @@ def _from_jit_runtime(args: tuple, dirs: tuple[str, ...]) -> bool:
     name = _exe_name(args)
     if not dirs or (name not in _JIT_EXECUTABLES and "gcc" not in name and "clang" not in name):
         return False
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(60):
         if frame is None:
             return False

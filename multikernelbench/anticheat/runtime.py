@@ -79,9 +79,10 @@ class ExtensionCallProbe:
 
     def _is_own(self, fn: Any) -> str | None:
         owner = getattr(fn, "__self__", None)
-        mod_file = getattr(owner, "__file__", None) if isinstance(owner, types.ModuleType) else None
-        if mod_file and os.path.realpath(mod_file).startswith(self.root + os.sep):
-            return f"{owner.__name__}.{getattr(fn, '__name__', '?')}"
+        if isinstance(owner, types.ModuleType):
+            mod_file = getattr(owner, "__file__", None)
+            if mod_file and os.path.realpath(mod_file).startswith(self.root + os.sep):
+                return f"{owner.__name__}.{getattr(fn, '__name__', '?')}"
         module = getattr(fn, "__module__", None) or getattr(type(owner), "__module__", None)
         if module and module.split(".")[0] in self.names:
             return f"{module}.{getattr(fn, '__name__', '?')}"

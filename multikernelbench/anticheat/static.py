@@ -93,9 +93,9 @@ def reference_model(ctx: Context) -> Iterable[Finding]:
 def compile_fallback(ctx: Context) -> Iterable[Finding]:
     """torch.compile / TorchScript / dynamo: a library compiler instead of a hand-written kernel."""
     for node in ast.walk(ctx.tree):
-        target = node.func if isinstance(node, ast.Call) else node if isinstance(node, ast.Attribute) else None
-        if target is None:
+        if not isinstance(node, (ast.Call, ast.Attribute)):
             continue
+        target = node.func if isinstance(node, ast.Call) else node
         name = R.resolve(R.dotted(target), ctx.aliases)
         if any(name == p or name.startswith(p + ".") for p in R.COMPILERS):
             yield Finding(node.lineno, "compile_fallback", f"uses `{R.dotted(target)}` (a library compiler)")
@@ -133,14 +133,13 @@ def streams_threads(ctx: Context) -> Iterable[Finding]:
 def monkey_patch(ctx: Context) -> Iterable[Finding]:
     """Assigning into torch/time/builtins/the harness, or reaching into the caller's frames and objects."""
     for node in ast.walk(ctx.tree):
-        targets: list[ast.expr] = []
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for t in targets:
-            if isinstance(t, (ast.Attribute, ast.Subscript)):
-                root = R.dotted(t.value if isinstance(t, ast.Subscript) else t).split(".")[0]
-                if root in ctx.aliases or root in R.PATCH_ROOTS:
-                    yield Finding(node.lineno, "monkey_patch", f"assigns to `{R.dotted(t) or root + '[...]'}`")
+            targets: list[ast.expr] = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, (ast.Attribute, ast.Subscript)):
+                    root = R.dotted(t.value if isinstance(t, ast.Subscript) else t).split(".")[0]
+                    if root in ctx.aliases or root in R.PATCH_ROOTS:
+                        yield Finding(node.lineno, "monkey_patch", f"assigns to `{R.dotted(t) or root + '[...]'}`")
         if isinstance(node, ast.Call):
             name = ctx.call_name(node)
             if name in ("setattr", "delattr") and node.args:
@@ -183,11 +182,12 @@ def precision_downcast(ctx: Context) -> Iterable[Finding]:
         return
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in narrow) + r")\b")
     for node in ast.walk(ctx.tree):
-        label = None
         if isinstance(node, ast.Attribute):
             label = node.attr
         elif isinstance(node, ast.Name) and R.resolve(node.id, ctx.aliases) != node.id:
             label = node.id  # imported under that name (``from torch import float16``)
+        else:
+            continue
         if label and pattern.fullmatch(label):
             yield Finding(node.lineno, "precision_downcast",
                           f"uses `{label}` in a {ctx.task_dtype} task (computes below the task's precision)")
