@@ -94,7 +94,8 @@ def _rows(source: Any) -> tuple[list[dict[str, Any]], Labels]:
         return rows_from_folder(Path(source))
     if isinstance(source, dict):
         # a datasets.DatasetDict (a dict of splits): the benchmark has one split; take every split's rows
-        rows, labels = [], {}
+        rows: list[dict[str, Any]] = []
+        labels: Labels = {}
         for split in source.values():
             split_rows, split_labels = _rows(split)
             rows.extend(split_rows)

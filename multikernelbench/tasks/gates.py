@@ -36,7 +36,7 @@ def _forward(mod, model: torch.nn.Module, task: Task, shape: dict, seed: int) ->
 
 
 def _spread_problems(t: torch.Tensor, label: str) -> list[str]:
-    problems = []
+    problems: list[str] = []
     x = t.detach().double()
     if not torch.isfinite(x).all():
         return [f"{label}: output has non-finite values"]

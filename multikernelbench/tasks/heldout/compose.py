@@ -9,6 +9,7 @@ category does; at most one reduction and one extra anchor per task keep the grap
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from multikernelbench.tasks.heldout.draft import Draft
 from multikernelbench.tasks.heldout import ops_pointwise, ops_shape  # noqa: F401  (they register their ops)
@@ -20,7 +21,7 @@ FOLLOW_WEIGHTS = {"pointwise": 5, "norm": 2.5, "combine": 2, "softmax": 1, "pool
 CONV_LAYOUT_WEIGHTS = {"1d": 2, "2d": 4, "3d": 1.5}
 
 
-def _weighted(rng: random.Random, weights: dict[str, float]) -> str:
+def _weighted(rng: random.Random, weights: Mapping[str, float]) -> str:
     names = list(weights)
     return rng.choices(names, weights=[weights[n] for n in names], k=1)[0]
 

@@ -154,3 +154,11 @@ class Draft:
         """The shape key that is ``v``'s channel/feature size, when it is a plain key."""
         d = v.dims[v.channel_axis]
         return d if d in self.keys else None
+
+    def channel_key_of(self, v: Value) -> str:
+        """:meth:`channel_key` for an op whose ``applies`` required one: a missing key is that op's bug, raised
+        here rather than written into the task's source as ``None``."""
+        key = self.channel_key(v)
+        if key is None:
+            raise RuntimeError(f"{v.name or 'the value'} has no plain channel key (dims {v.dims})")
+        return key

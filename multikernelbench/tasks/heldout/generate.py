@@ -98,6 +98,8 @@ def _attempt(seed: int, index: int, attempt: int) -> tuple[GeneratedTask | None,
         raise RuntimeError(f"generated task {category}.{name} does not load: {exc}") from exc
     live = exec_source(source, name)
     ranges = parse_ranges(live.SHAPE_RANGES, shapes.test_shapes)
+    if ranges is None:  # render always writes SHAPE_RANGES: a generator bug, as above
+        raise RuntimeError(f"generated task {category}.{name} declares no SHAPE_RANGES")
     top = {k: r.high for k, r in ranges.items()}
     if not runs(live, top):
         return None, "ranges: reference fails at the top of its ranges"

@@ -42,7 +42,7 @@ def _conv_size(size: str, k: int, stride: int, pad: int, dil: int, transposed: b
 def conv(d: Draft, rng: random.Random, transposed: bool = False, pointwise: bool = False) -> None:
     v = d.current
     nd = len(v.spatial_axes)
-    cin = d.channel_key(v)
+    cin = d.channel_key_of(v)
     cout = d.key("c", Role("channels"))
     if pointwise:
         k, stride, pad, dil, groups, op = 1, 1, 0, 1, 1, 0
@@ -118,7 +118,7 @@ def pointwise_conv(d: Draft, rng: random.Random) -> None:
 @register("linear", "anchor", applies=lambda d: d.current.layout == "rows" and not d.current.channel_reduced)
 def linear(d: Draft, rng: random.Random) -> None:
     v = d.current
-    fin = d.channel_key(v)
+    fin = d.channel_key_of(v)
     fout = d.key("f", Role("features"))
     bias = rng.random() < 0.8
     m = d.member("linear", f"nn.Linear({d.init_arg(fin)}, {d.init_arg(fout)}{'' if bias else ', bias=False'})")

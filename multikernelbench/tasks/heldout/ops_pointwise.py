@@ -74,7 +74,7 @@ def _has_channels(d: Draft) -> bool:
 def channel_affine(d: Draft, rng: random.Random) -> None:
     """A learned per-channel bias or scale (a Parameter of the Model)."""
     v = d.current
-    d.init_arg(d.channel_key(v))  # the parameter is sized by the constructor argument
+    d.init_arg(d.channel_key_of(v))  # the parameter is sized by the constructor argument
     size, numel = _channel_param_shape(v)
     if rng.random() < 0.5:
         m = d.member("bias", f"nn.Parameter(torch.randn({size}) * 0.5)")
@@ -102,6 +102,7 @@ def _broadcast_dims(v: Value, rng: random.Random) -> tuple[tuple[str, ...], str]
 def residual_input(d: Draft, rng: random.Random) -> None:
     """``t + r`` with a second input of the same size, or ``t * r`` / ``t + r`` with a broadcast input."""
     v = d.current
+    sig: tuple[str | int, ...]  # the kind, then what tells this variant apart (signature.py)
     if rng.random() < 0.5:
         r = d.add_input(v.dims)
         what, expr, sig = "add a residual input", f"{v.name} + {r}", ("residual_input", "same")

@@ -35,7 +35,7 @@ def _spatial(d: Draft) -> bool:
 def batch_norm(d: Draft, rng: random.Random) -> None:
     v = d.current
     nd = max(1, len(v.spatial_axes))
-    key = d.init_arg(d.channel_key(v))
+    key = d.init_arg(d.channel_key_of(v))
     m = d.member("bn", f"nn.BatchNorm{nd}d({key})", AFFINE + (
         "    {m}.running_mean.uniform_(-0.5, 0.5)", "    {m}.running_var.uniform_(0.5, 2.0)"))
     ax = v.channel_axis
@@ -47,7 +47,7 @@ def batch_norm(d: Draft, rng: random.Random) -> None:
 def group_norm(d: Draft, rng: random.Random) -> None:
     v = d.current
     groups = rng.choice((2, 4, 8))
-    key = d.channel_key(v)
+    key = d.channel_key_of(v)
     d.require_multiple(key, groups)
     m = d.member("gn", f"nn.GroupNorm({groups}, {d.init_arg(key)})", AFFINE)
     d.emit("group_norm", f"group norm ({groups} groups)", "groupnorm", f"{m}({v.name})", v,
@@ -59,7 +59,7 @@ def group_norm(d: Draft, rng: random.Random) -> None:
 def instance_norm(d: Draft, rng: random.Random) -> None:
     v = d.current
     nd = len(v.spatial_axes)
-    m = d.member("inorm", f"nn.InstanceNorm{nd}d({d.init_arg(d.channel_key(v))}, affine=True)", AFFINE)
+    m = d.member("inorm", f"nn.InstanceNorm{nd}d({d.init_arg(d.channel_key_of(v))}, affine=True)", AFFINE)
     d.emit("instance_norm", "instance norm", "instnorm", f"{m}({v.name})", v, _per_element(d, "instance norm", 7),
            ("instance_norm",), (("instance norm weight and bias", f"2 * {v.ref(1)}"),))
 
@@ -67,7 +67,7 @@ def instance_norm(d: Draft, rng: random.Random) -> None:
 @register("layer_norm", "norm", applies=lambda d: _channels(d) and d.current.layout == "rows")
 def layer_norm(d: Draft, rng: random.Random) -> None:
     v = d.current
-    m = d.member("ln", f"nn.LayerNorm({d.init_arg(d.channel_key(v))})", AFFINE)
+    m = d.member("ln", f"nn.LayerNorm({d.init_arg(d.channel_key_of(v))})", AFFINE)
     ax = v.channel_axis
     d.emit("layer_norm", "layer norm", "layernorm", f"{m}({v.name})", v, _per_element(d, "layer norm", 7),
            ("layer_norm",), (("layer norm weight and bias", f"2 * {v.ref(ax)}"),))
@@ -76,7 +76,7 @@ def layer_norm(d: Draft, rng: random.Random) -> None:
 @register("rms_norm", "norm", applies=lambda d: _channels(d) and d.current.layout == "rows")
 def rms_norm(d: Draft, rng: random.Random) -> None:
     v = d.current
-    m = d.member("rms", f"nn.Parameter(torch.rand({d.init_arg(d.channel_key(v))}) + 0.5)")
+    m = d.member("rms", f"nn.Parameter(torch.rand({d.init_arg(d.channel_key_of(v))}) + 0.5)")
     ax = v.channel_axis
     expr = f"{v.name} * torch.rsqrt({v.name}.pow(2).mean(-1, keepdim=True) + 1e-6) * {m}"
     d.emit("rms_norm", "RMS norm", "rmsnorm", expr, v, _per_element(d, "RMS norm", 4), ("rms_norm",),

@@ -102,7 +102,7 @@ def test_shapes(d: Draft, mod, rng: random.Random, low: int) -> tuple[dict, ...]
 
 
 def ranges(d: Draft, tests: tuple[dict, ...], low: int) -> dict:
-    out = {}
+    out: dict[str, tuple[int, ...]] = {}  # (low, high) or (low, high, multiple)
     for k, r in d.keys.items():
         top = max(t[k] for t in tests)
         if r.kind == "batch":
