@@ -184,9 +184,10 @@ class Registry(Generic[T]):
         from importlib.metadata import entry_points
 
         with self._lock:  # reading metadata imports nothing of the plugins
-            if self._entry_points_read:
+            group = self.entry_point_group
+            if self._entry_points_read or group is None:  # None: marked read from the start
                 return
-            for ep in entry_points(group=self.entry_point_group):
+            for ep in entry_points(group=group):
                 target = f"{ep.module}:{ep.attr}" if ep.attr else ep.module
                 dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
                 # the same distribution visible twice on sys.path gives an identical entry: accepted

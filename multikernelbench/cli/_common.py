@@ -151,8 +151,8 @@ def results_table(pairs: list[tuple[EvalResult, object]], title: str) -> Table:
         reason = _reason_lines(r)
         row = [r.task_id, r.candidate, f"[{style}]{r.status.value}[/{style}]"]
         row += [expect.value if expect else ""] if declared else []
-        row += [speedup_text(r), _fmt(r.candidate_timing and r.candidate_timing.median_ms, ".3f"),
-                _fmt(r.eager_timing and r.eager_timing.median_ms, ".3f"), _fmt(r.compile_time_s, ".1f"),
+        row += [speedup_text(r), _fmt(r.candidate_timing.median_ms if r.candidate_timing else None, ".3f"),
+                _fmt(r.eager_timing.median_ms if r.eager_timing else None, ".3f"), _fmt(r.compile_time_s, ".1f"),
                 escape(reason[0][:240]) if reason else ""]  # messages hold brackets: not markup
         table.add_row(*row)
     return table

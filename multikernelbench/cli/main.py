@@ -16,6 +16,7 @@ import contextlib
 import importlib
 import pkgutil
 import sys
+from typing import NoReturn
 
 import multikernelbench.cli as cli_pkg
 from multikernelbench.cli._usage import USAGE_EXIT, UsageError
@@ -26,7 +27,7 @@ class OneLineParser(argparse.ArgumentParser):
     """An argparse parser whose errors are one line (no usage block) with a pointer to ``--help``; subparsers
     inherit the class."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(USAGE_EXIT, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 

@@ -59,7 +59,7 @@ def _correct(s: dict[str, Any]) -> str:
             "Python file in one ```python block.")
 
 
-_BY_STATUS: dict[Status, Callable[[dict[str, Any]], str]] = {
+_BY_STATUS: dict[Status | None, Callable[[dict[str, Any]], str]] = {  # None: no engine status (_runtime's text)
     Status.COMPILE_ERROR: _compile, Status.RUNTIME_ERROR: _runtime, Status.TIMEOUT: _runtime,
     Status.CRASH: _runtime, Status.INCORRECT: _incorrect, Status.CHEAT_DETECTED: _cheat, Status.CORRECT: _correct,
 }

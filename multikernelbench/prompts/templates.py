@@ -72,7 +72,7 @@ def task_view(source: str) -> str:
         start = node.lineno - 1 - len(getattr(node, "decorator_list", []) or [])
         while start > 0 and lines[start - 1].lstrip().startswith("#"):  # the comment explaining it
             start -= 1
-        drop.update(range(start, node.end_lineno))
+        drop.update(range(start, node.end_lineno or node.lineno))  # parsed nodes always have an end
     kept = [line for i, line in enumerate(lines) if i not in drop]
     text = "\n".join(kept)
     while "\n\n\n\n" in text:

@@ -73,11 +73,14 @@ def fill_rooflines(stored: list[StoredResult]) -> tuple[list[StoredResult], OwnE
             flops, nbytes = task.costs_for_timing(False)
         else:
             continue
-        bound = bound_ms(report_peaks(r.hardware), task.dtype, flops, nbytes)
-        if bound is None or r.candidate_timing.median_ms <= 0:
+        peaks, timing = report_peaks(r.hardware), r.candidate_timing
+        if peaks is None or timing is None:  # both checked when picked above
+            continue
+        bound = bound_ms(peaks, task.dtype, flops, nbytes)
+        if bound is None or timing.median_ms <= 0:
             continue
         filled[id(s)] = dataclasses.replace(s, result=dataclasses.replace(
-            r, roofline_fraction=bound / r.candidate_timing.median_ms))
+            r, roofline_fraction=bound / timing.median_ms))
         if r.eager_timing is not None and r.eager_timing.median_ms > 0:
             eager[(r.hardware, r.task_id)].append(bound / r.eager_timing.median_ms)
     own = {key: statistics.median(v) for key, v in eager.items()}

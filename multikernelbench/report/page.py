@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def _header_lines(data: ReportData) -> list[str]:
 
 
 def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: str = "plots",
-                    left_out: list[str] = ()) -> str:
+                    left_out: Sequence[str] = ()) -> str:
     parts = ["# multikernelbench report", "", *_header_lines(data), ""]
     if not data.groups:
         parts += ["The results store holds no labelled results.", ""]
@@ -77,7 +78,7 @@ def render_markdown(data: ReportData, tables: list[Table], figures, plot_dir: st
     return "\n".join(parts)
 
 
-def render_html(data: ReportData, tables: list[Table], figures, left_out: list[str] = ()) -> str:
+def render_html(data: ReportData, tables: list[Table], figures, left_out: Sequence[str] = ()) -> str:
     e = html.escape
     body = ["<h1>multikernelbench report</h1>"] + [f"<p>{inline_html(line)}</p>" for line in _header_lines(data)]
     if not data.groups:

@@ -96,8 +96,8 @@ def main_table(data: ReportData) -> Table:
         for backend in data.backends:
             g = data.find(name, backend)
             for _, key, k in cell_keys:
-                ok = g is not None and g.scores is not None and k in g.ks
-                row.append(pct(g.scores[key]) if ok else NA)
+                scores = g.scores if g is not None and k in g.ks else None
+                row.append(pct(scores[key]) if scores is not None else NA)
         rows.append(row)
     return Table("main", "Main results (%)", columns, rows, groups=[(b, len(cell_keys)) for b in data.backends],
                  note="Unbiased estimators over each task's samples; SpeedUpₐ@k counts correct samples with "
@@ -147,7 +147,7 @@ def sol_table(data: ReportData) -> Table:
         per = s.get("per_category", {})
         rows.append([g.name, fraction_text(s.get("sol_mean")), str(s.get("sol_num_tasks", 0))]
                     + [fraction_text(per[c].get("sol_mean")) if c in per else NA for c in cats])
-    where = " / ".join(x for x in [data.baseline.label if data.compared else "",
+    where = " / ".join(x for x in [data.baseline.label if data.compared and data.baseline is not None else "",
                                     "own run's eager times" if data.own_eager else ""] if x) or "no baseline"
     return Table("sol", "Speed-of-light score per category", ["Model / platform", "all", "SOL tasks"] + cats,
                  rows, note=f"Mean over tasks of each task's mean sample score: 0 wrong, 0.5 at the eager baseline "

@@ -116,6 +116,8 @@ class Generator:
                 and r.eval is None and self._mine(r)]
         if not todo:
             return
+        if self.evaluate is None:  # unreachable: __init__ refuses turns > 1 without one
+            raise ValueError("refinement (turns > 1) needs an evaluate function")
         with_code = [r for r in todo if r.code.strip()]
         summaries = self.evaluate(with_code) if with_code else {}
         for rec in todo:
@@ -132,7 +134,7 @@ class Generator:
         for turn in range(c.turns):
             done = self.store.done_keys()
             latest = {r.key: r for r in self.store.records()} if turn else {}
-            requests = []
+            requests: list[tuple[Request, str | None, str | None]] = []  # (request, exemplar, feedback)
             for task in tasks:
                 prompt = build_prompt(task, c.backend, c.strategy)
                 for s in range(c.samples):

@@ -29,9 +29,9 @@ CHAT_TEMPLATE = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{%
 def prompt_corpus(backends: Iterable[str] = ("cpu", "cuda", "triton", "pallas")) -> list[str]:
     """Lines of the category-shot prompt of one task per category and backend: text like what the model is fed."""
     from multikernelbench.prompts import build_prompt
-    from multikernelbench.tasks import load_suite
+    from multikernelbench.tasks import Task, load_suite
 
-    first: dict[str, object] = {}
+    first: dict[str, Task] = {}
     for task in load_suite():
         first.setdefault(task.category, task)
     lines: list[str] = []
