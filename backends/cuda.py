@@ -143,7 +143,7 @@ class CudaBackend(Backend):
         from multikernelbench.backends.flag_variants import scan
 
         used = scan(sources or [])  # the flag sets this run's candidates build with, most used first
-        kw = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
+        kw: dict[str, Any] = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
                          light=self.options.get("light_headers", True), niced=usable_cores() < 8, **kw)
 

@@ -127,4 +127,5 @@ def _numpy_aliases_numba_needs() -> None:
     import numpy as np
 
     if not hasattr(np, "row_stack"):
-        np.row_stack = np.vstack  # type: ignore[attr-defined]
+        # unused-ignore: numpy releases whose stubs still declare row_stack accept the assignment
+        np.row_stack = np.vstack  # type: ignore[attr-defined, unused-ignore]

@@ -79,16 +79,17 @@ def dry_run(nvcc: str, args: list[str], env: dict[str, str] | None = None) -> tu
     out = subprocess.run([nvcc, "--dryrun", *args], capture_output=True, text=True, timeout=120, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"nvcc --dryrun exited {out.returncode}: {out.stderr[-500:]}")
-    env, cmds = [], []
+    assigns: list[str] = []
+    cmds: list[str] = []
     for line in out.stderr.splitlines() + out.stdout.splitlines():
         if not line.startswith("#$ "):
             continue
         body = line[3:].rstrip()
         if _ENV_LINE.match(body):
-            env.append(body)
+            assigns.append(body)
         elif body:
             cmds.append(body)
-    return env, cmds
+    return assigns, cmds
 
 
 def _tool(cmd: str) -> str:

@@ -112,10 +112,10 @@ def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
     except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
         result.status, result.message = Status.RUNTIME_ERROR, f"harness error while building: {exc!r}"
         return (result, False), b""
-    if not outcome.ok:
-        return (outcome.result, False), b""
+    if not outcome.ok:  # stage.run wrote the outcome into ``result`` (and set outcome.result to it)
+        return (result, False), b""
     try:
-        return (outcome.result, True), pack_build(stage.build_dir(cand))
+        return (result, True), pack_build(stage.build_dir(cand))
     except BuildTooLarge as exc:
         result.status, result.message = Status.RUNTIME_ERROR, f"harness: {exc}; cannot ship it to a device lane"
         return (result, False), b""

@@ -107,6 +107,13 @@ class WorkerState:
         #: RecordFunction callbacks and GOT slots of the timing/checking paths, before candidate code.
         self.native: NativeSnapshot | None = None
 
+    @property
+    def build_folder(self) -> Path:
+        """``build_dir`` for the requests after on_setup (before it they fail, as for ``backend``)."""
+        if self.build_dir is None:
+            raise AttributeError("no build folder before Setup")
+        return self.build_dir
+
     # -- set-up --------------------------------------------------------------------------------------
     def on_setup(self, msg: Setup, _payload: Any) -> tuple[Message, Any]:
         import torch
@@ -192,7 +199,7 @@ class WorkerState:
         from multikernelbench.anticheat import runtime
 
         record = self.runtime_checks and (self.setup is None or self.setup.require_custom_kernel)
-        probe = self.backend.kernel_probe(self.build_dir) if record else None
+        probe = self.backend.kernel_probe(self.build_folder) if record else None
         with torch.no_grad(), _in_forward():
             return runtime.observe(lambda: model(*inputs), probe, record)
 
@@ -215,7 +222,7 @@ class WorkerState:
     # -- requests ------------------------------------------------------------------------------------
     def on_compile(self, msg: Compile, _payload: Any) -> tuple[Message, Any]:
         self._arm()
-        outcome = self.backend.compile(msg.source, self.build_dir)
+        outcome = self.backend.compile(msg.source, self.build_folder)
         details = dict(outcome.details)
         if outcome.ok and msg.init_args is not None:  # a load_inline in __init__ builds now (engine/init_build.py)
             from multikernelbench.engine.init_build import construct_once
@@ -228,7 +235,7 @@ class WorkerState:
 
     def on_load(self, msg: Load, _payload: Any) -> tuple[Message, Any]:
         self._arm()
-        self.module = self.backend.load(msg.source, self.build_dir)
+        self.module = self.backend.load(msg.source, self.build_folder)
         if not hasattr(self.module, "ModelNew"):
             raise RequestFailed(ErrorKind.MISSING_MODELNEW, "the candidate defines no class named ModelNew")
         return Done(evidence=self.evidence()), None

@@ -42,7 +42,9 @@ def simulated() -> bool:
     """True when Numba runs its CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` before numba was imported)."""
     from numba import config
 
-    return bool(config.ENABLE_CUDASIM)
+    # numba.config makes its options at import from the environment; its inline types do not list them
+    # (unused-ignore: a checkout without numba sees config as Any)
+    return bool(config.ENABLE_CUDASIM)  # type: ignore[attr-defined, unused-ignore]
 
 
 def as_array(t: torch.Tensor) -> Any:
