@@ -21,9 +21,9 @@ the driver, once per candidate, whatever happened on the cluster.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from multikernelbench.backends.base import Availability
+from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.cluster.ray_import import require_ray
 from multikernelbench.cluster.ray_pipeline import LANE_WAIT_S, RayPipeline
 from multikernelbench.engine.job import Job
@@ -78,7 +78,9 @@ class RayRunner(Runner):
     def evaluate(self, tasks, candidates) -> list[EvalResult]:
         owns = self._connect()
         try:
-            self.backend = LaneBackend(self.backend, self._probe())
+            # a proxy with Backend's interface (the rest by __getattr__), not a subclass: Backend's own
+            # defaults must not shadow the driver's object
+            self.backend = cast(Backend, LaneBackend(self.backend, self._probe()))
             return super().evaluate(tasks, candidates)
         finally:
             if owns:
