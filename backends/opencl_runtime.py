@@ -71,7 +71,7 @@ class EnqueueRecorder:
             return orig(queue, kernel, *args, **kwargs)
 
         # The original stays in the closure only (no attribute a candidate could call to skip the recorder).
-        enqueue.__mkb_recorder__ = cell
+        enqueue.__mkb_recorder__ = cell  # type: ignore[attr-defined]  # mypy gives functions no attributes
         enqueue.__doc__ = orig.__doc__
         return enqueue
 
