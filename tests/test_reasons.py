@@ -117,3 +117,29 @@ def test_a_record_stored_before_reads_back_with_its_cause_first():
                               "code_hash": "x", "status": "compile_error", "message": tb})
     assert r.message.splitlines()[0] == "compiling: SyntaxError: invalid syntax — candidate.py line 2: def f(:"
     assert r.message.endswith(tb)  # the traceback is kept, after it
+
+
+def test_shared_folders_under_tmp_are_never_a_folder_of_ones_own(tmp_path, monkeypatch):
+    """A HOME or a build root under /tmp (a CI container, a test's build root): a write into the caches there or
+    into another candidate's build is a violation, not an author's scratch folder. Before, every write under
+    /tmp while building was a refusal, and the sandbox attack test came back compile_error, not cheat_detected,
+    in a run with HOME=/tmp/mkb-suite-cold/home (135fcdd)."""
+    from multikernelbench.anticheat import judge
+    from multikernelbench.anticheat.config import AntiCheatConfig
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    build_dir = tmp_path / "builds" / "cpu" / "0123456789abcdef"
+    shared = refusals.shared_folders(str(build_dir))
+    assert str(tmp_path).startswith("/tmp/"), "the case needs folders under /tmp"
+    hf = f"write to {home}/.cache/huggingface/x.py (outside the working directory)"
+    other = f"write to {tmp_path}/builds/cpu/fedcba9876543210/x.py (outside the working directory)"
+    scratch = "write to /tmp/my-own-build/a.so (outside the working directory)"
+    for v in (hf, other):
+        assert refusals.is_refusal(v, True), "without the shared folders it looks like a scratch folder"
+        assert not refusals.is_refusal(v, True, shared), v
+    assert refusals.is_refusal(scratch, True, shared)
+    evidence = {"violations": [hf, other, scratch]}
+    findings = judge.behaviour_findings(evidence, AntiCheatConfig(), True, shared)
+    assert findings and "huggingface" in findings[0] and "fedcba9876543210" in findings[0], findings
+    assert "my-own-build" not in findings[0]

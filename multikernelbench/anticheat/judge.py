@@ -32,13 +32,15 @@ def library_ops(ops: dict[str, int], extra_allowed: list[str] | tuple[str, ...] 
     return sorted(o for o in ops if o.split("::")[-1] not in allowed)
 
 
-def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False) -> list[str]:
+def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False,
+                       shared: tuple[str, ...] = ()) -> list[str]:
     """Findings that do not depend on output values: judged before outputs are compared. ``building``: the
-    evidence of compiling or importing the candidate (some refusals are not findings then: refusals.py)."""
+    evidence of compiling or importing the candidate (some refusals are not findings then: refusals.py);
+    ``shared``: refusals.shared_folders of the candidate's build."""
     if not cfg.runtime_checks or not evidence:
         return []
     out = []
-    _, violations = refusals.split(list(evidence.get("violations") or []), building)
+    _, violations = refusals.split(list(evidence.get("violations") or []), building, shared)
     if violations:
         out.append("sandbox violation: " + "; ".join(violations[:5]))
     if evidence.get("patched"):
@@ -59,12 +61,13 @@ def behaviour_findings(evidence: Evidence | None, cfg: AntiCheatConfig, building
     return out
 
 
-def refusal_message(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False) -> str | None:
+def refusal_message(evidence: Evidence | None, cfg: AntiCheatConfig, building: bool = False,
+                    shared: tuple[str, ...] = ()) -> str | None:
     """What the sandbox refused that an honest author writes (anticheat/refusals.py), said with what the
     harness allows; None when nothing was. Judged after :func:`behaviour_findings`, which convict first."""
     if not cfg.runtime_checks or not evidence:
         return None
-    refused, _ = refusals.split(list(evidence.get("violations") or []), building)
+    refused, _ = refusals.split(list(evidence.get("violations") or []), building, shared)
     return refusals.message(refused) if refused else None
 
 

@@ -13,6 +13,7 @@ convicts.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 #: Programs a lazy extension build starts (torch's cpp_extension: ninja, then the compilers and the linker).
 BUILD_PROGRAMS = frozenset({"ninja", "c++", "g++", "gcc", "cc", "clang", "clang++", "nvcc", "ld", "cc1plus",
@@ -32,19 +33,32 @@ ADVICE_PROCESS = ("no process may start while forward runs (it would be timed): 
 TEMP_DIRS = ("/tmp/", "/var/tmp/", "/dev/shm/")
 
 
-def is_refusal(violation: str, building: bool) -> bool:
-    """``building``: the violation happened while the candidate's module was compiled or imported."""
+def shared_folders(build_dir: str) -> tuple[str, ...]:
+    """Folders under which no write is "a build folder of one's own", wherever they lie: the home folder (the
+    dataset, torch and precompiled-header caches) and the folder holding every candidate's build. Either may
+    itself be under /tmp (a CI container's HOME, a test's build root), where a write into them is the other
+    candidates' or the harness's, not an author's scratch folder."""
+    return (str(Path.home()), str(Path(build_dir).parent))
+
+
+def _inside(path: str, folders: tuple[str, ...]) -> bool:
+    return any(f and (path == f or path.startswith(f.rstrip("/") + "/")) for f in folders)
+
+
+def is_refusal(violation: str, building: bool, shared: tuple[str, ...] = ()) -> bool:
+    """``building``: the violation happened while the candidate's module was compiled or imported;
+    ``shared``: :func:`shared_folders` (a write under one of them is never a refusal)."""
     m = _WRITE.match(violation)
     if m:
-        return building and m.group(1).startswith(TEMP_DIRS)
+        return building and m.group(1).startswith(TEMP_DIRS) and not _inside(m.group(1), shared)
     m = _PROCESS.match(violation)
     return bool(m and m.group(1) in BUILD_PROGRAMS)
 
 
-def split(violations: list[str], building: bool) -> tuple[list[str], list[str]]:
+def split(violations: list[str], building: bool, shared: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """(the environment's refusals, every other violation)."""
-    refused = [v for v in violations if is_refusal(v, building)]
-    return refused, [v for v in violations if not is_refusal(v, building)]
+    refused = [v for v in violations if is_refusal(v, building, shared)]
+    return refused, [v for v in violations if not is_refusal(v, building, shared)]
 
 
 def message(refused: list[str]) -> str:

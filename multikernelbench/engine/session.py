@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from multikernelbench.anticheat import judge
+from multikernelbench.anticheat import judge, refusals
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.messages import DeviceTurn, Done, ErrorKind, Failed, FreshAsk, Message, Setup
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
@@ -48,6 +48,7 @@ class WorkerSession:
                  deadline: float | None = None, setup_timeout_s: float = 120.0) -> None:
         self.worker = Worker(role, env, limits, zygote=zygote)
         self.anticheat = anticheat
+        self.shared = refusals.shared_folders(setup.build_dir)  # never "a folder of its own" (refusals.py)
         self.trace = trace
         self.who = who
         self.deadline = deadline
@@ -107,10 +108,11 @@ class WorkerSession:
                 self.trace(self.who, f"{kind} end after {time.perf_counter() - t0:.1f} s")
         if judge_evidence and self.anticheat is not None:
             building = kind in ("compile", "load")
-            findings = judge.behaviour_findings(getattr(reply, "evidence", None), self.anticheat, building)
+            findings = judge.behaviour_findings(getattr(reply, "evidence", None), self.anticheat, building,
+                                               self.shared)
             if findings:
                 raise Verdict(Status.CHEAT_DETECTED, f"{what}: " + "; ".join(findings))
-            refused = judge.refusal_message(getattr(reply, "evidence", None), self.anticheat, building)
+            refused = judge.refusal_message(getattr(reply, "evidence", None), self.anticheat, building, self.shared)
             if refused:  # blocked, but not gaming: the stage's error, saying what the harness allows
                 raise Verdict(Status.COMPILE_ERROR if building else Status.RUNTIME_ERROR,
                               f"{what}: {refused}", FailureKind.ENVIRONMENT_REFUSED)
