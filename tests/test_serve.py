@@ -10,13 +10,13 @@ import asyncio
 import json
 import socket
 import sqlite3
-import threading
 import time
 
 import pytest
+from tests._serve_run import served
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 
 from multikernelbench.anticheat.config import AntiCheatConfig  # noqa: E402
 from multikernelbench.client import AsyncClient, Client, ServiceError  # noqa: E402
@@ -30,18 +30,11 @@ WRONG = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        r
 RAISES = HEAD + "class ModelNew(nn.Module):\n    def forward(self, x):\n        raise RuntimeError('no')\n"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(build_root, suite, tmp_path_factory):
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.auth import TokenBook
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
-    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
 
     db = tmp_path_factory.mktemp("serve") / "results.sqlite"
     engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=11, skip_timing=True,
@@ -50,19 +43,10 @@ def server(build_root, suite, tmp_path_factory):
     service = EvalService(ServiceConfig(engine=engine, db=db, tokens=TokenBook(env_token=TOKEN), max_items_per_request=8,
                                         max_pending_per_client=4, max_body_bytes=16 * 1024,
                                         max_source_bytes=8 * 1024, max_wait_s=20), {RELU: suite[RELU]})
-    port = free_port()
-    srv = uvicorn.Server(uvicorn_config(create_app(service), "127.0.0.1", port, ConnectionLimits()))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    end = time.monotonic() + 30
-    while not srv.started and time.monotonic() < end:
-        time.sleep(0.05)
-    assert srv.started
     try:
-        yield f"http://127.0.0.1:{port}", service, db, port
+        with served(create_app(service)) as port:
+            yield f"http://127.0.0.1:{port}", service, db, port
     finally:
-        srv.should_exit = True
-        thread.join(10)
         service.close()
 
 

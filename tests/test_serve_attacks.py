@@ -11,14 +11,14 @@ import concurrent.futures
 import gc
 import json
 import socket
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from tests._serve_run import served
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 
 from multikernelbench.anticheat.config import AntiCheatConfig  # noqa: E402
 from multikernelbench.client import Client, ServiceError  # noqa: E402
@@ -37,12 +37,6 @@ def kernel(tag: str, body: str = "return torch.clamp_min(x, 0.0)", pad: int = 0)
             f"        {body}\n")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -55,7 +49,7 @@ def svc(build_root, suite, tmp_path_factory):
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.auth import TokenBook
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
-    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
+    from multikernelbench.serve.limits import ConnectionLimits
 
     tmp = tmp_path_factory.mktemp("serve-attacks")
     token_file = tmp / "tokens"
@@ -68,20 +62,11 @@ def svc(build_root, suite, tmp_path_factory):
                                         max_body_bytes=4 * 1024 * 1024, max_wait_s=30, body_timeout_s=3,
                                         max_table_bytes=8 * 1024 * 1024, max_jobs_in_memory_per_client=50),
                           {RELU: suite[RELU]})
-    port = free_port()
     limits = ConnectionLimits(max_connections=MAX_CONNECTIONS, header_timeout_s=HEADER_TIMEOUT_S)
-    srv = uvicorn.Server(uvicorn_config(create_app(service), "127.0.0.1", port, limits))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    end = time.monotonic() + 30
-    while not srv.started and time.monotonic() < end:
-        time.sleep(0.05)
-    assert srv.started
     try:
-        yield f"http://127.0.0.1:{port}", service, port, token_file
+        with served(create_app(service), limits) as port:
+            yield f"http://127.0.0.1:{port}", service, port, token_file
     finally:
-        srv.should_exit = True
-        thread.join(10)
         service.close()
 
 

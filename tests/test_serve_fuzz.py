@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 
 import pytest
+from tests._serve_run import served
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 hypothesis = pytest.importorskip("hypothesis")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -53,35 +52,20 @@ bodies = st.one_of(
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def port(build_root, suite, tmp_path_factory):
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.auth import TokenBook
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
-    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
 
     tmp = tmp_path_factory.mktemp("serve-fuzz")
     engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True)
     service = EvalService(ServiceConfig(engine=engine, db=tmp / "r.sqlite", tokens=TokenBook(env_token=TOKEN),
                                         max_items_per_request=8, max_pending_per_client=64), {RELU: suite[RELU]})
-    p = free_port()
-    srv = uvicorn.Server(uvicorn_config(create_app(service), "127.0.0.1", p, ConnectionLimits()))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    end = time.monotonic() + 30
-    while not srv.started and time.monotonic() < end:
-        time.sleep(0.05)
     try:
-        yield p
+        with served(create_app(service)) as p:
+            yield p
     finally:
-        srv.should_exit = True
-        thread.join(10)
         service.close()
 
 

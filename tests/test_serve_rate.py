@@ -10,12 +10,12 @@ clients are untouched, and after waiting ``Retry-After`` it gets in again.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 
 import pytest
 
 from multikernelbench.serve.ratelimit import RateLimiter, RateLimits, retry_after
+from tests._serve_run import served
 
 RELU = "activation.relu"
 TOKEN_A = "rate-a-token-0123456789abcdef"
@@ -54,21 +54,14 @@ def test_unknown_length_waits_while_in_debt():
     assert lim.admit("a") == 0.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def port(build_root, suite, tmp_path_factory):
     pytest.importorskip("fastapi")
-    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("uvicorn")
     from multikernelbench.engine.config import EngineConfig
     from multikernelbench.serve.app import create_app
     from multikernelbench.serve.auth import TokenBook
     from multikernelbench.serve.jobs import EvalService, ServiceConfig
-    from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
 
     tmp = tmp_path_factory.mktemp("serve-rate")
     (tmp / "tokens").write_text(f"A {TOKEN_A}\nB {TOKEN_B}\n")
@@ -76,18 +69,10 @@ def port(build_root, suite, tmp_path_factory):
     service = EvalService(ServiceConfig(engine=engine, db=tmp / "r.sqlite", tokens=TokenBook(tmp / "tokens"),
                                         max_body_bytes=MAX_BODY), {RELU: suite[RELU]})
     rate = RateLimits(requests_per_s=0.5, bytes_per_s=2000, burst_s=8)  # 4 requests, 16 KB (20 KB: one body) at once
-    p = free_port()
-    srv = uvicorn.Server(uvicorn_config(create_app(service, rate), "127.0.0.1", p, ConnectionLimits()))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    end = time.monotonic() + 30
-    while not srv.started and time.monotonic() < end:
-        time.sleep(0.05)
     try:
-        yield p
+        with served(create_app(service, rate)) as p:
+            yield p
     finally:
-        srv.should_exit = True
-        thread.join(10)
         service.close()
 
 

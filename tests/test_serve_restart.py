@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+from tests._serve_run import free_port
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -28,12 +28,6 @@ HEAD = "import torch\nimport torch.nn as nn\n"
 def kernel(tag: str, prelude: str = "") -> str:
     return (HEAD + prelude + f"# {tag}\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
             "        return torch.clamp_min(x, 0.0)\n")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

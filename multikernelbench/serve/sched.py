@@ -126,6 +126,10 @@ class FairQueue(Generic[T]):
 
     def push(self, client: str, item: T, compute_s: float, now: float) -> None:
         self.charge(client, compute_s)
+        self._queue(client, now).append((item, compute_s))
+
+    def _queue(self, client: str, now: float) -> collections.deque[tuple[T, float]]:
+        """``client``'s queue, opened when it becomes active (ordered level with the least-used busy client)."""
         queue = self.queues.get(client)
         if queue is None:
             if not self.lanes_of(client):
@@ -133,7 +137,7 @@ class FairQueue(Generic[T]):
             self._tick += 1
             self.since[client] = self._tick
             queue = self.queues[client] = collections.deque()
-        queue.append((item, compute_s))
+        return queue
 
     def release(self, client: str, compute_s: float) -> None:
         """A charged job finished (or was dropped)."""
@@ -243,14 +247,7 @@ class FairQueue(Generic[T]):
     def requeue(self, client: str, item: T, compute_s: float, now: float) -> None:
         """A stopped item (already :meth:`done` on its lane) back at the front of its client's queue; it stays
         charged against the caps (it was never released)."""
-        queue = self.queues.get(client)
-        if queue is None:
-            if not self.lanes_of(client):
-                self._floor(client, now)
-            self._tick += 1
-            self.since[client] = self._tick
-            queue = self.queues[client] = collections.deque()
-        queue.appendleft((item, compute_s))
+        self._queue(client, now).appendleft((item, compute_s))
 
     def victim(self, now: float, exclude: set[int] | frozenset[int] = frozenset()) -> int | None:
         """The busy lane to stop now, if any (see "Preemption" in the module docstring): every lane busy, a
