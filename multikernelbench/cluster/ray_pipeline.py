@@ -11,13 +11,14 @@ from __future__ import annotations
 import collections
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from multikernelbench.cluster.remote import Lane, build_candidate
 from multikernelbench.records import EvalResult, Status
 
+from multikernelbench.engine.job import JobHost
+
 if TYPE_CHECKING:
-    from multikernelbench.cluster.ray_runner import RayRunner
     from multikernelbench.engine.job import Job
 
 #: How long queued candidates wait for any device lane to be up before they are recorded as not run
@@ -25,6 +26,19 @@ if TYPE_CHECKING:
 LANE_WAIT_S = 300.0
 #: Replacement lanes started after lane deaths, per original lane, before the run stops replacing them.
 MAX_REPLACEMENTS_PER_LANE = 3
+
+
+class RayHost(JobHost, Protocol):
+    """The Ray runner as its pipeline sees it (so the pipeline does not import the runner): the job host, the
+    Ray module it connected, its lane actors' resources and count, and what it reports about lost lanes."""
+
+    ray: Any
+    rescheduled: list[str]
+    lane_deaths: int
+
+    def lane_options(self) -> dict: ...
+
+    def lane_count(self) -> int: ...
 
 
 @dataclass
@@ -39,14 +53,14 @@ class LaneState:
 class RayPipeline:
     """The driver's event loop for one ``evaluate`` call (``run``), with one handler per kind of event."""
 
-    def __init__(self, runner: RayRunner, todo: list[Job], results: dict[int, EvalResult], bar: Any,
+    def __init__(self, runner: RayHost, todo: list[Job], results: dict[int, EvalResult], bar: Any,
                  warmer: Any = None) -> None:
         ray, cfg = runner.ray, runner.config
         self.runner, self.ray, self.cfg = runner, ray, cfg
         self.todo, self.results, self.bar, self.warmer = todo, results, bar, warmer
         self.slots = max(1, cfg.lanes_per_gpu) if runner.backend.device_type == "cuda" else 1
         self.build_task = ray.remote(num_cpus=1, max_retries=1)(build_candidate).options(num_returns=2)
-        self.lane_cls = ray.remote(max_restarts=0, max_concurrency=self.slots + 2, **runner._lane_options())(Lane)
+        self.lane_cls = ray.remote(max_restarts=0, max_concurrency=self.slots + 2, **runner.lane_options())(Lane)
         self.overlap = runner.backend.overlap_compile_with_timing
         self.build_limit = cfg.compile_workers or len(todo)
         self.cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None

@@ -97,7 +97,7 @@ class RayRunner(Runner):
             ray.init(address=address, log_to_driver=False)
         return True
 
-    def _lane_options(self) -> dict:
+    def lane_options(self) -> dict:
         opts: dict[str, Any] = {"resources": dict(self.backend.ray_resources())}
         if self.backend.device_type == "cuda":
             opts.update(num_gpus=1, num_cpus=0)  # builds get every core; the lane's work is on its GPU
@@ -106,7 +106,7 @@ class RayRunner(Runner):
         return opts
 
     def _probe(self) -> dict:
-        opts = self._lane_options()
+        opts = self.lane_options()
         task = self.ray.remote(max_retries=1, **opts)(describe_lane_node)
         ref = task.remote(self.config)
         ready, _ = self.ray.wait([ref], timeout=LANE_WAIT_S)
