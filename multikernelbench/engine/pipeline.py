@@ -30,7 +30,6 @@ from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
 from multikernelbench.records import EvalResult
 
 
-
 class Event(enum.Enum):
     """What happened to a job, posted by a stage's thread to the collecting loop."""
 
