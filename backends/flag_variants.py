@@ -27,6 +27,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from multikernelbench.util import pyast
+
 _LOADERS = ("load_inline",)  # not ``load``: json.load, torch.load, ... would count as flagless builds
 _MAX_SOURCE = 2_000_000  # characters; a larger candidate is not parsed (it is built all the same)
 
@@ -123,7 +125,7 @@ def scan(sources: list[str], limit: int = 2) -> FlagVariants | None:
         if len(src) > _MAX_SOURCE:
             continue
         try:
-            tree = ast.parse(src)
+            tree = pyast.parse(src)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for call in _loader_calls(tree):

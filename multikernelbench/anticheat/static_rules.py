@@ -8,6 +8,8 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from multikernelbench.util import pyast
+
 # CPython 3.11's parser keeps its AST recursion-depth bookkeeping per interpreter, not per thread: two
 # compile-pool threads parsing at once raised "SystemError: AST constructor recursion depth mismatch" in CI.
 _PARSE_LOCK = threading.Lock()
@@ -27,7 +29,7 @@ class Finding:
 
 def parse(source: str) -> ast.Module:
     with _PARSE_LOCK:
-        return ast.parse(source)
+        return pyast.parse(source)
 
 #: Tensor helpers that are never "the task's compute" (allocation, views, copies, metadata).
 HELPER_NAMES = {

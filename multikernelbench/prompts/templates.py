@@ -15,6 +15,7 @@ from typing import Any
 
 from multikernelbench.prompts.contracts import COMMON_NOT_ALLOWED, COMMON_RULES, Contract
 from multikernelbench.tasks import Task
+from multikernelbench.util import pyast
 
 SYSTEM = ("You are an expert performance engineer who writes correct, fast deep-learning kernels. "
           "You follow the platform contract exactly.")
@@ -53,7 +54,7 @@ def _bound_names(node: ast.stmt) -> set[str]:
 
 def task_view(source: str) -> str:
     """The task source minus hidden names, private helpers only they used, and comments glued to them."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     lines = source.splitlines()
     body = [n for n in tree.body if not (_bound_names(n) & HIDDEN_NAMES)]
     while True:  # drop private helpers nothing visible refers to any more (e.g. _out_len used by flops)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import dataclass, field, asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
+
+from multikernelbench.util import pyast
 
 # (atol, rtol) per dtype: |out - ref| <= atol + rtol * |ref| elementwise. bf16 carries 8 mantissa bits
 # (eps = 7.8e-3), so two correct bf16 kernels with different accumulation orders differ by ~1-2 ulp.
@@ -100,7 +102,7 @@ NO_HEADROOM = "NO_HEADROOM"
 
 def _no_headroom_node(source: str) -> ast.Assign | None:
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return None
     for node in tree.body:

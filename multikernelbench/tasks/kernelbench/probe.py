@@ -27,8 +27,14 @@ from typing import Any
 
 import torch
 
-from multikernelbench.tasks.kernelbench.runtime import KernelBenchProblem, assigned_names, measure_cost, \
-    shape_key, size_assignments
+from multikernelbench.tasks.kernelbench.runtime import (
+    KernelBenchProblem,
+    assigned_names,
+    measure_cost,
+    shape_key,
+    size_assignments,
+)
+from multikernelbench.util import pyast
 
 #: (input+output+parameter elements, FLOPs) a test shape may reach, smallest first: three test shapes.
 BUDGETS = ((1.5e4, 1.5e7), (8e4, 8e7), (4e5, 4e8))
@@ -48,7 +54,7 @@ def _names_read(node: ast.AST) -> set[str]:
 
 def find_sizes(source: str, ns: dict[str, Any]) -> list[str]:
     """The size names, in source order (see the module docstring)."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     assigns = size_assignments(tree)
     frontier: set[str] = set()
     for node in tree.body:
@@ -73,7 +79,7 @@ def find_sizes(source: str, ns: dict[str, Any]) -> list[str]:
 
 
 def description(source: str, ns: dict[str, Any], fallback: str) -> str:
-    doc = ast.get_docstring(ast.parse(source)) or inspect.getdoc(ns.get("Model")) or ""
+    doc = ast.get_docstring(pyast.parse(source)) or inspect.getdoc(ns.get("Model")) or ""
     if ns.get("Model") is not None and doc == inspect.getdoc(torch.nn.Module):
         doc = ""
     lines = [ln.strip() for ln in doc.strip().splitlines() if ln.strip()]

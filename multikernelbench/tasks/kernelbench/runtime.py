@@ -27,6 +27,8 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
+from multikernelbench.util import pyast
+
 #: The name the rewritten size assignments read their per-shape value from.
 SIZES_NAME = "__mkb_sizes__"
 
@@ -92,7 +94,7 @@ def size_assignments(tree: ast.Module) -> dict[str, ast.Assign]:
 def rewrite_sizes(source: str, names: list[str] | tuple[str, ...]) -> str:
     """``batch_size = 16`` -> ``batch_size = __mkb_sizes__.get('batch_size', 16)`` for each size name
     (``height = width = 128`` becomes one such line per name)."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     wanted = set(names)
     body: list[ast.stmt] = []
     for node in tree.body:
@@ -246,7 +248,7 @@ def reference_text(task_source: str) -> str:
     if "ORIGINAL" not in task_source:
         return task_source
     try:
-        tree = ast.parse(task_source)
+        tree = pyast.parse(task_source)
     except SyntaxError:
         return task_source
     for node in tree.body:
