@@ -22,6 +22,9 @@ from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.registry import register_backend
 from multikernelbench.util.procs import usable_cores
 
+#: How a worker learns the parent's precompiled-header folder (the CUDA backend's variable of the same role).
+PCH_ROOT_ENV = "MKB_PCH_ROOT"
+
 
 def cpu_model_name() -> str:
     try:
@@ -61,10 +64,16 @@ class CpuBackend(Backend):
         threads = str(self.options.get("threads") or usable_cores())
         env["OMP_NUM_THREADS"] = threads
         env.setdefault("MAX_JOBS", "1")
+        env[PCH_ROOT_ENV] = str(self.pch_root())
         return env
 
     def pch_root(self) -> Path:
-        return Path(self.options.get("pch_root") or Path.home() / ".cache" / "multikernelbench" / "pch")
+        """Resolved in the parent and handed to the workers in :meth:`worker_env`: a worker's ``HOME`` is its own
+        folder (util/worker_env.py), so a worker that resolved ``~`` itself looked for the warmer's headers
+        where none are and built every ``main.cpp`` from the text headers, twice the CPU (unnoticed from the
+        scrubbed environment's landing until the suite's exemplar builds were timed)."""
+        explicit = self.options.get("pch_root") or os.environ.get(PCH_ROOT_ENV)
+        return Path(explicit or Path.home() / ".cache" / "multikernelbench" / "pch")
 
     def prepare_builds(self, build_root: Path, sources: list[str] | None = None) -> Any:
         """A background warmer for the flag sets whose PCH is missing; none when all are there (the usual

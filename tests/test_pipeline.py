@@ -84,6 +84,24 @@ def test_references_computed_once_per_task_and_released(suite, tmp_path):
     assert runner.reference_held == {"cpu": []}
 
 
+def test_a_default_run_builds_main_cpp_with_the_warmed_header(suite, tmp_path, cpu_pch):
+    """With no backend options the build worker finds the parent's precompiled headers. A worker's ``HOME``
+    is its own folder, so a backend that resolved ``~`` in the worker looked in the wrong place and built
+    every ``main.cpp`` from the text headers (twice the CPU), with every result still correct."""
+    from multikernelbench.backends.cpu import CpuBackend
+    from multikernelbench.backends.cuda_warm import pch_dirs
+
+    src = (REPO / "solutions" / "cpu" / f"{RELU}.py").read_text()
+    cfg = EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=3, skip_timing=True)
+    (result,) = Runner(cfg, progress=False).evaluate([suite[RELU]], [Candidate(task_id=RELU, source=src, label="shipped")])
+    assert result.status == Status.CORRECT, result.message
+    marks = list((tmp_path / "builds").rglob("mkb_pch_used"))
+    assert len(marks) == 1, sorted(str(p) for p in (tmp_path / "builds").rglob("*"))
+    sig = marks[0].read_text().split()
+    warmed = {folder.name for folder in pch_dirs(cpu_pch, CpuBackend.WARM_VARIANTS).values()}
+    assert sig[0] in warmed and sig[1:] == [], (sig, warmed)
+
+
 @pytest.mark.slow
 def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path, cpu_pch):
     """Two `mkb eval` runs at once on a cold, shared PCH folder: their builds never make the precompiled
