@@ -11,6 +11,7 @@ import gc
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from multikernelbench.util import pyast
 
@@ -81,3 +82,15 @@ def test_harness_parse_survives_the_race() -> None:
 
 def test_harness_parse_is_ast_parse() -> None:
     assert ast.dump(pyast.parse(SOURCE)) == ast.dump(ast.parse(SOURCE))
+
+
+def test_no_harness_module_parses_around_the_lock() -> None:
+    """Every parse of the harness's packages goes through pyast (a new ``ast.parse`` on a build thread would
+    bring the race back)."""
+    root = Path(__file__).resolve().parents[1]
+    offenders = [f"{path.relative_to(root)}:{n}"
+                 for package in ("multikernelbench", "backends", "dataset_builder", "metrics")
+                 for path in (root / package).rglob("*.py") if path.name != "pyast.py"
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if "ast.parse(" in line.split("#", 1)[0] and "pyast.parse(" not in line]
+    assert offenders == []
