@@ -20,6 +20,7 @@ from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.registry import register_backend
+
 from multikernelbench.util.procs import usable_cores
 
 #: How a worker learns the parent's precompiled-header folder (the CUDA backend's variable of the same role).

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from multikernelbench.backends.base import Availability, Backend
+
 from multikernelbench.util.procs import usable_cores
 
 
@@ -129,7 +129,6 @@ class CudaBackend(Backend):
         some_build = Path(build_root) / self.name / "_"
         if self.options.get("light_headers", True):
             from multikernelbench.backends.cuda_warm import light_root_of
-
             from multikernelbench.backends.nvcc_light import write_shim
 
             # Made now, before any worker starts: a sandbox rule needs the folder to exist, and the analyses

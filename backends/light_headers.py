@@ -83,7 +83,7 @@ class HeaderDiff:
         return json.dumps(asdict(self), sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "HeaderDiff":
+    def from_json(cls, text: str) -> HeaderDiff:
         d = json.loads(text)
         if d.get("version") != ANALYSIS_VERSION:
             raise ValueError(f"analysis version {d.get('version')!r}, expected {ANALYSIS_VERSION!r}")

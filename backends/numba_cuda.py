@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.cuda import cuda_device_reason
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.opencl_devices import OpenCLDevice, probe
+
 from multikernelbench.util.procs import usable_cores
 
 
@@ -136,6 +137,7 @@ class OpenCLBackend(Backend):
 
     def make_timer(self, config: Any):
         from multikernelbench.backends.opencl_runtime import QueueFinishingSampler
+
         from multikernelbench.timing.loop import Timer
 
         return Timer(config, QueueFinishingSampler(self._ensure_recorder()))

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from multikernelbench.timing.host import HostClockSampler
 
@@ -103,7 +104,7 @@ class OpenCLKernelProbe:
         self.recorder: EnqueueRecorder | None = None
         self.names: list[str] = []
 
-    def __enter__(self) -> "OpenCLKernelProbe":
+    def __enter__(self) -> OpenCLKernelProbe:
         self.recorder = self._get_recorder()
         self.recorder.finish_all()
         self.recorder.recording = self.names

@@ -8,9 +8,11 @@ here; see the README's "Adding a backend").
 
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from multikernelbench.backends.base import Backend
+
 from multikernelbench.registry import Registry
 
 BACKENDS: Registry[type[Backend]] = Registry("backend", entry_point_group="multikernelbench.backends", lazy={

@@ -19,14 +19,24 @@ and nothing time- or path-dependent is written. (Parquet bytes are identical for
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 # The layout constants and the schema live in schema.py (shared with the card); re-exported here.
-from multikernelbench.dataset_builder.schema import (ALL_CONFIG, DATA_DIR, DATASET_NAME,  # noqa: F401
-                                                     PARQUET_OPTIONS, SPLIT, arrow_schema, category_names,
-                                                     config_tasks, dataset_version, rows_table)
+from multikernelbench.dataset_builder.schema import (  # noqa: F401
+    ALL_CONFIG,
+    DATA_DIR,
+    DATASET_NAME,
+    PARQUET_OPTIONS,
+    SPLIT,
+    arrow_schema,
+    category_names,
+    config_tasks,
+    dataset_version,
+    rows_table,
+)
+
 from multikernelbench.tasks.record import Task
 
 
@@ -163,6 +173,7 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     parquet bytes are not compared because another pyarrow release may encode the same rows differently.
     """
     from multikernelbench.dataset_builder.card import render_card
+
     from multikernelbench.tasks.from_dataset import load_from_dataset
 
     folder = package_folder()

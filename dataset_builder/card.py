@@ -14,13 +14,21 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import yaml
+from multikernelbench.dataset_builder.schema import (
+    ALL_CONFIG,
+    FORMAT_VERSION,
+    SPLIT,
+    category_names,
+    config_tasks,
+    features_yaml,
+    rows_table,
+    type_names,
+)
 
-from multikernelbench.dataset_builder.schema import (ALL_CONFIG, FORMAT_VERSION, SPLIT, category_names,
-                                                     config_tasks, features_yaml, rows_table, type_names)
 from multikernelbench.tasks.record import Task
 
 FIELD_DOCS = {

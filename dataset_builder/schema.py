@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from multikernelbench.tasks.record import Task
 from multikernelbench.tasks.rows import DTYPE_NAMES, to_dataset_row

@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 #: Source-buffer sizes of the copy measurement (bytes touched: twice these).
 COPY_SIZES = (128 << 10, 1 << 20, 8 << 20, 64 << 20, 256 << 20)

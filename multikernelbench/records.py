@@ -156,7 +156,7 @@ class EvalResult:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "EvalResult":
+    def from_dict(cls, d: dict[str, Any]) -> EvalResult:
         d = dict(d)
         d["status"] = Status(d["status"])
         d["failure"] = FailureKind(d["failure"]) if d.get("failure") else None

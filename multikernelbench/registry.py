@@ -24,8 +24,9 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 T = TypeVar("T")
 Obj = TypeVar("Obj")

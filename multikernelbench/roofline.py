@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ def slug(hardware: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", hardware.lower()).strip("_")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_peaks(hardware: str) -> dict[str, Any] | None:
     """The measured peak table for this device name (e.g. "NVIDIA H200"), or None if none is committed.
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from multikernelbench.records import EvalResult
 
@@ -88,7 +88,7 @@ class ResultStore:
     def close(self) -> None:
         self._conn.close()
 
-    def __enter__(self) -> "ResultStore":
+    def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc) -> None:

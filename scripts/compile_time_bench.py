@@ -31,7 +31,6 @@ from pathlib import Path
 
 from multikernelbench.util.results_dir import default_out
 
-
 TRIVIAL = r'''
 import torch
 import torch.nn as nn

@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from cpu_build_bench import cflags_of, machine  # noqa: E402
+
 from multikernelbench.util.results_dir import default_out  # noqa: E402
 
 
@@ -48,7 +49,6 @@ def capture_build(solution: Path, work: Path) -> tuple[str, Path]:
     """Run the solution's ``load_inline`` up to the point where ninja would start; return the compile command
     (with the PCH force-included, as the cpu backend's builder rewrites it) and the written main.cpp."""
     import torch.utils.cpp_extension as ce
-
     from multikernelbench.backends.cuda_build import FastExtensionBuilder
     from multikernelbench.backends.cuda_warm import warm_pch
 

@@ -3,13 +3,14 @@ tensors at a shape, cost each kernel on the H200 table (see that file). Run from
 
 import json
 import math
+from pathlib import Path
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
 import multikernelbench.tasks.gen as G
 from multikernelbench.tasks.module import exec_source
 from multikernelbench.tasks.record import torch_dtype
-
-from pathlib import Path
 
 HW = json.load(open(Path(__file__).resolve().parents[1] / "multikernelbench/hardware/nvidia_h200.json"))
 BW = HW["copy_bandwidth_gbps"] * 1e9

@@ -19,7 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from mark_suspect_baseline import read as _rows, skew  # the sibling script (scripts/ is on sys.path)
+from mark_suspect_baseline import read as _rows  # the sibling script (scripts/ is on sys.path)
+from mark_suspect_baseline import skew
 
 
 def worst_skew(row: dict) -> float:

@@ -14,12 +14,14 @@ Do not set NUMBA_ENABLE_CUDASIM. Exit status 1 when any file fails."""
 
 import glob
 import sys
-import types
 import traceback
+import types
+
 import numba
 import torch
 from numba import cuda
 from numba.cuda.dispatcher import CUDADispatcher
+
 import multikernelbench.interop.numba_cuda as ic
 
 ic.as_array = lambda t: t.detach().numpy()
@@ -42,9 +44,10 @@ def getitem(self, cfg):
 CUDADispatcher.__getitem__ = getitem
 
 # After the launch interception above (kept beside the code that runs under it).
+from pathlib import Path  # noqa: E402
+
 from multikernelbench.tasks import load_task_file  # noqa: E402
 from multikernelbench.tasks.module import make_inputs, make_model, materialize  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 jobs = []

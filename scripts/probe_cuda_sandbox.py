@@ -1,7 +1,9 @@
 """Which Landlock piece stops CUDA init in a worker: each variant in a fresh forked child."""
 
 import os
+
 import torch  # imported, CUDA not initialised (like the zygote)
+
 from multikernelbench.engine.kernel_sandbox import SandboxPolicy
 from multikernelbench.util import landlock, seccomp
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from multikernelbench.util.results_dir import default_out
 
-
 KERNELS = {  # name -> (kind, size)
     "relu_4M": ("relu", 4 << 20),
     "relu_16M": ("relu", 16 << 20),
@@ -57,8 +56,8 @@ def _make(kind: str, size: int, l2: int):
 def child(mode: str) -> None:
     import torch
 
-    from multikernelbench.timing.cuda_events import cuda_event_timer, l2_bytes
     from multikernelbench.engine.config import TimingConfig
+    from multikernelbench.timing.cuda_events import cuda_event_timer, l2_bytes
 
     torch.backends.cuda.matmul.allow_tf32 = False
     l2 = l2_bytes()

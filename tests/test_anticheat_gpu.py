@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from multikernelbench.engine.candidates import read_headers
 import torch
 
 from multikernelbench.anticheat import AntiCheatConfig
+from multikernelbench.engine.candidates import read_headers
 from multikernelbench.records import Status
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +38,7 @@ def test_profiler_probe_classifies_cublas_as_library():
 @pytest.fixture(scope="module")
 def gpu_results(suite, build_root):
     from multikernelbench.backends import get_backend
+
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-
 import pytest
 import torch
-
 from multikernelbench.backends.registry import available_backends, get_backend
 
 
@@ -47,8 +45,8 @@ gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.gpu
 @gpu
 def test_event_timer_modes():
-    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
+    from multikernelbench.timing.cuda_events import cuda_event_timer
 
     big = [torch.randn(64 << 20, device="cuda") for _ in range(2)]
     small = [torch.randn(1 << 16, device="cuda") for _ in range(2)]
@@ -62,8 +60,8 @@ def test_event_timer_modes():
 @pytest.mark.gpu
 @gpu
 def test_side_stream_work_is_inside_the_clock():
-    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
+    from multikernelbench.timing.cuda_events import cuda_event_timer
 
     x = torch.randn(4096, 4096, device="cuda")
     side = torch.cuda.Stream()
@@ -87,8 +85,8 @@ def test_busy_host_is_not_taken_for_side_streams():
     import subprocess
     import sys
 
-    from multikernelbench.timing.cuda_events import cuda_event_timer
     from multikernelbench.engine.config import TimingConfig
+    from multikernelbench.timing.cuda_events import cuda_event_timer
 
     x = torch.randn(1 << 20, device="cuda")
 

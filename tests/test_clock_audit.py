@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 
 from multikernelbench.engine.clean_reference import CleanReference
-from multikernelbench.engine.clock_audit import (Ask, AskLog, AuditConfig, CleanBaseline, audit,
-                                                 intervals)
+from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, audit, intervals
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
 
 FNS = ["candidate", "eager"]

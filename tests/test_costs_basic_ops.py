@@ -4,7 +4,6 @@ import pytest
 
 from multikernelbench.tasks import load_suite
 
-
 IDS = [
     "activation.softmax", "activation.softmax.bf16", "activation.swiglu", "activation.gelu_tanh",
     "activation.gelu_tanh.bf16", "broadcast.affine_channel_4d", "broadcast.affine_channel_4d.bf16",

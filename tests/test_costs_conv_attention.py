@@ -14,7 +14,7 @@ from multikernelbench.tasks import load_suite
 from multikernelbench.tasks.module import make_inputs, make_model, materialize
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tasks():
     return {t.id: t for t in load_suite(categories=["convolution", "attention"])}
 

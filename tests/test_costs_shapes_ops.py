@@ -20,7 +20,7 @@ from multikernelbench.tasks.module import make_inputs, make_model, materialize
 CATEGORIES = ["normalization", "pooling", "index", "resize", "matmul"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _suite():
     return {t.id: t for t in load_suite(categories=CATEGORIES)}
 

@@ -85,9 +85,9 @@ def test_bare_names_load_without_any_network_request(tmp_path):
 def test_a_local_folder_and_other_names_are_left_to_the_library(tmp_path):
     """The shortcut only takes the bare names with nothing else asked; everything else is the library's call
     (here: a local folder named like the dataset is loaded from that folder, not from the cache)."""
-    from multikernelbench.hfcache import offline_first
-
     import datasets.load as load_mod
+
+    from multikernelbench.hfcache import offline_first
 
     offline_first.patch_datasets()
     offline_first.patch_datasets()  # idempotent: one wrapper

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from multikernelbench.backends import host_pch, nvcc_split
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,9 +117,8 @@ def _symbols(obj: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
 def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(tmp_path):
-    from test_cuda_light_headers import PRELUDE, _cuda_sources, _flags, _run
-
     import torch.utils.cpp_extension as ce
+    from test_cuda_light_headers import PRELUDE, _cuda_sources, _flags, _run
 
     stub = tmp_path / "stub"
     if not any(Path(d, "c10/cuda/impl/cuda_cmake_macros.h").exists() for d in ce.include_paths()):

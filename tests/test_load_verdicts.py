@@ -244,7 +244,8 @@ def test_balanced_renewal_quiet_in_cpu_time_beside_load_is_caught():
     call each, beside the clean worker's 70-80 ms), and the clean renewal calibrated under the same load (324 ms
     per call, lower quartile) covers the hidden wall time. The recorded intervals, judged by the real code: the
     day this convicts (or re-times and withholds the speedup), the hole is closed and this xfail fails."""
-    from multikernelbench.engine.clock_audit import CleanBaseline as Baseline, intervals
+    from multikernelbench.engine.clock_audit import CleanBaseline as Baseline
+    from multikernelbench.engine.clock_audit import intervals
     from multikernelbench.engine.timing_guard import ClockRetry
 
     clean_log, clean_series = _recorded([("eager", 434.8, 53.79, 80), ("eager", 404.3, 63.96, 70),

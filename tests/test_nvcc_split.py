@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from multikernelbench.backends import nvcc_split
 from multikernelbench.backends.cuda_build import split_nvcc_in_ninja
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from multikernelbench.backends.cuda_warm import PchWarmer
 
 

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from multikernelbench.prompts.exemplars import BACKENDS, CATEGORIES, GENERIC, all_exemplars, exemplar_task, \
-    has_exemplar
+from multikernelbench.prompts.exemplars import BACKENDS, CATEGORIES, GENERIC, all_exemplars, exemplar_task, has_exemplar
 
 REPO = Path(__file__).resolve().parents[1]
 # Persistent across runs: builds are keyed by code hash, so a rerun reuses them (C++ builds are slow).

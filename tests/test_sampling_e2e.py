@@ -15,8 +15,8 @@ import types
 from pathlib import Path
 
 import pytest
-
 from chat_server import ChatServer
+
 from multikernelbench.prompts.exemplars import exemplar_task, load_exemplar
 from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampler, iter_generations
 from multikernelbench.sampling.evaluate import candidates_from_generations

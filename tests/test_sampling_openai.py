@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from chat_server import ChatServer
+
 from multikernelbench.prompts.exemplars import exemplar_task, load_exemplar
 from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampler, iter_generations
-from multikernelbench.sampling.openai_client import OpenAIConfig, OpenAISampler, parse_chat_response, \
-    MalformedResponse
+from multikernelbench.sampling.openai_client import MalformedResponse, OpenAIConfig, OpenAISampler, parse_chat_response
 from multikernelbench.sampling.runner import GenerateConfig, generate
 
 SECRET = "sk-test-do-not-store-0123456789"

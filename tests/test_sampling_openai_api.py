@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 import pytest
-
 from chat_server import ChatServer, reasoning_refusal
+
 from multikernelbench.prompts.exemplars import exemplar_task, load_exemplar
 from multikernelbench.sampling import GenerationStore, SamplingParams, iter_generations
 from multikernelbench.sampling.base import Request

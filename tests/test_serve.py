@@ -13,6 +13,7 @@ import sqlite3
 import time
 
 import pytest
+
 from tests._serve_run import served
 
 pytest.importorskip("fastapi")

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests._serve_run import served
 
 pytest.importorskip("fastapi")

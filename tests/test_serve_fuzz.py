@@ -12,6 +12,7 @@ import json
 import socket
 
 import pytest
+
 from tests._serve_run import served
 
 pytest.importorskip("fastapi")

@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+
 from tests._serve_run import free_port
 
 pytest.importorskip("fastapi")

@@ -8,8 +8,8 @@ one task per category and the full suite every task. Fix a failing task, never e
 from __future__ import annotations
 
 import pytest
-
 from _suite_ids import by_id, first_of_each_category, task_ids
+
 from multikernelbench.tasks.gates import check_task
 
 

@@ -6,8 +6,8 @@ import json
 from collections import Counter
 
 import pytest
-
 from _suite_ids import suite_tasks
+
 from multikernelbench.cli.main import main
 
 MIN_TASKS = 320

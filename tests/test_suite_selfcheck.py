@@ -14,8 +14,8 @@ CPU each) 15 times. Each task still gets its own test so a failure names it.
 from __future__ import annotations
 
 import pytest
-
 from _suite_ids import by_id, categories, task_ids
+
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig

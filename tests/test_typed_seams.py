@@ -7,9 +7,9 @@ import json
 
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Skipped, record
-from multikernelbench.wire import REFERENCE, Series
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.store import ResultStore
+from multikernelbench.wire import REFERENCE, Series
 
 
 def _blank(**kw) -> EvalResult:

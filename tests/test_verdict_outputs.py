@@ -25,8 +25,16 @@ from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.anticheat.native_hooks import NativeSnapshot
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
-from multikernelbench.engine.raw_outputs import (OddOutput, gathered_record, gathered_values, needs_positions, read_raw,
-                                                 rebuild, secret_positions, values_at)
+from multikernelbench.engine.raw_outputs import (
+    OddOutput,
+    gathered_record,
+    gathered_values,
+    needs_positions,
+    read_raw,
+    rebuild,
+    secret_positions,
+    values_at,
+)
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.records import EvalResult, Status
 

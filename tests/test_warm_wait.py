@@ -10,7 +10,6 @@ import threading
 import time
 
 import pytest
-
 from multikernelbench.backends import warm_wait
 
 

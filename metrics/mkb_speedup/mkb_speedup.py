@@ -150,7 +150,7 @@ class MkbSpeedup(evaluate.Metric):
         alphas = [1.0] if alphas is None else list(alphas)
         if any(isinstance(sample, str) for task in predictions for sample in task):
             # Imported here: the engine (and torch) is only needed when kernels are actually run.
-            from multikernelbench.sampling.evaluate import sample_details, results_from_sources
+            from multikernelbench.sampling.evaluate import results_from_sources, sample_details
             from multikernelbench.scoring.from_results import sample_record
 
             results = results_from_sources(predictions, references, backend=backend,

@@ -38,7 +38,7 @@ class ProfilerKernelProbe:
     def __init__(self) -> None:
         self.prof: Any = None
 
-    def __enter__(self) -> "ProfilerKernelProbe":
+    def __enter__(self) -> ProfilerKernelProbe:
         import torch
 
         torch.cuda.synchronize()

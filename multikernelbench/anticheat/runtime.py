@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -94,7 +95,7 @@ class ExtensionCallProbe:
             if name:
                 self.called[name] = self.called.get(name, 0) + 1
 
-    def __enter__(self) -> "ExtensionCallProbe":
+    def __enter__(self) -> ExtensionCallProbe:
         self._old = sys.getprofile()
         sys.setprofile(self._profile)
         return self
@@ -244,6 +245,7 @@ def default_patch_targets(harness: dict[str, Any] | None = None) -> dict[str, An
     the guard, plus ``harness`` (name -> module or class): the caller's own clock, checker and protocol
     modules. The worker passes those in, so this module needs no import of the layers above it."""
     import torch._dynamo  # noqa: F401 - its import rebinds torch.manual_seed; OpRecorder (TorchDispatchMode)
+
     # imports it lazily, which would otherwise flag every honest candidate as having patched torch.
     import torch.nn.functional as F
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from multikernelbench.anticheat import static_rules as R
 from multikernelbench.anticheat.static_rules import Finding

@@ -5,8 +5,8 @@ imports them)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from multikernelbench.anticheat import static_rules as R
 from multikernelbench.anticheat.static_rules import Finding
@@ -16,7 +16,7 @@ from multikernelbench.registry import Registry
 @dataclass(frozen=True)
 class Rule:
     name: str
-    fn: Callable[["Context"], Iterable[Finding]]
+    fn: Callable[[Context], Iterable[Finding]]
     #: Backends it applies to; ``"*"`` = every backend.
     backends: tuple[str, ...] = ("*",)
     #: Belongs to the "compute must be the candidate's own kernel" family (AntiCheatConfig.require_custom_kernel).
@@ -25,7 +25,7 @@ class Rule:
     def applies_to(self, backend: str) -> bool:
         return "*" in self.backends or backend in self.backends
 
-    def __call__(self, ctx: "Context") -> Iterable[Finding]:
+    def __call__(self, ctx: Context) -> Iterable[Finding]:
         return self.fn(ctx)
 
 

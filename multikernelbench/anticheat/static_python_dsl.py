@@ -16,7 +16,7 @@ specific, and here:
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from multikernelbench.anticheat import static_rules as R
 from multikernelbench.anticheat.static_core import Context, register

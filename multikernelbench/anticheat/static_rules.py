@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import re
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from multikernelbench.util import pyast
 

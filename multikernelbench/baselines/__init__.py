@@ -17,9 +17,10 @@ from __future__ import annotations
 import enum
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from multikernelbench.roofline import roofline_fraction
 
@@ -62,7 +63,7 @@ class BaselineRow:
         return self.eager_ms * self.eager_fraction
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "BaselineRow":
+    def from_json(cls, d: dict[str, Any]) -> BaselineRow:
         if not isinstance(d.get("task_id"), str) or not d["task_id"]:
             raise ValueError(f"baseline row without a task_id: {str(d)[:200]}")
         hardware, dtype = str(d.get("hardware", "")), str(d.get("dtype", ""))

@@ -9,8 +9,8 @@ files and folders — live here so every command words them alike and suggests t
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 #: The exit status of a usage error (argparse's own, so scripts see one code for every wrong argument).
 USAGE_EXIT = 2

@@ -22,7 +22,8 @@ import shutil
 import time
 from pathlib import Path
 
-from multikernelbench.cli._common import add_engine_options, console as make_console, engine_config, json_printer, print_table
+from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
+from multikernelbench.cli._common import console as make_console
 from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._usage import check_backend, select_tasks
 from multikernelbench.engine.candidates import discover_solutions

@@ -6,11 +6,11 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._common import add_engine_options, engine_config, json_printer, print_table
-from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
+from multikernelbench.cli._stop import results_notice
 from multikernelbench.cli._usage import UsageError, check_backend, check_dir, check_file, did_you_mean, select_tasks
-from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.cluster import make_runner
+from multikernelbench.engine.candidates import discover_solutions
 from multikernelbench.store import ResultStore
 
 

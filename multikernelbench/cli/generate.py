@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from multikernelbench.cli._heldout import add_task_set_option, tasks_for
-from multikernelbench.cli._vllm_options import add_vllm_arguments, json_object, vllm_config_from_args
 from multikernelbench.cli._stop import generations_notice
 from multikernelbench.cli._usage import UsageError, check_dir, select_tasks
+from multikernelbench.cli._vllm_options import add_vllm_arguments, json_object, vllm_config_from_args
 from multikernelbench.engine.progress import Progress
 from multikernelbench.prompts import contract_backends, strategy_names
 from multikernelbench.sampling import GenerationStore, SamplingParams, get_sampler

@@ -64,7 +64,6 @@ def is_loopback(host: str) -> bool:
 
 def run(args) -> int:
     from multikernelbench.engine.runner import CodeExecutionNotAllowed, check_opt_in
-
     from multikernelbench.serve.auth import TokenBook, TokenFileError
 
     if args.token is not None:

@@ -8,11 +8,10 @@ that picks the local :class:`~multikernelbench.engine.runner.Runner` or the clus
 
 from __future__ import annotations
 
-from typing import Callable
-
-from multikernelbench.engine.config import EngineConfig
+from collections.abc import Callable
 
 from multikernelbench.cluster.ray_import import INSTALL_HINT, RayNotInstalled, require_ray  # noqa: F401
+from multikernelbench.engine.config import EngineConfig
 
 
 def make_runner(config: EngineConfig, store=None, on_result: Callable | None = None, progress: bool = True):

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from multikernelbench.cluster.remote import Lane, build_candidate
-from multikernelbench.records import EvalResult, Status
-
 from multikernelbench.engine.job import JobHost
+from multikernelbench.records import EvalResult, Status
 
 if TYPE_CHECKING:
     from multikernelbench.engine.job import Job

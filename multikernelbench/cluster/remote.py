@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from multikernelbench.backends import get_backend
+from multikernelbench.cluster.shipping import BuildTooLarge, pack_build, unpack_build
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
@@ -34,7 +35,6 @@ from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.trace import Trace
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.tasks.record import Task
-from multikernelbench.cluster.shipping import BuildTooLarge, pack_build, unpack_build
 
 
 def _backend(config: EngineConfig):
@@ -47,7 +47,6 @@ def start_zygote(config: EngineConfig, backend):
     if not (config.zygote and backend.zygote_ok):
         return None
     from multikernelbench.engine.zygote import Zygote, ZygoteError
-
     from multikernelbench.util.worker_env import base_env
 
     env = base_env()  # the zygote's own environment is what its forked workers' /proc/self/environ shows
@@ -67,7 +66,7 @@ class BuildZygote:
     (die_with_parent), as the local runner's dies with the run. What a worker session calls: ``alive``,
     ``spawn``."""
 
-    _all: dict[tuple, "BuildZygote"] = {}
+    _all: dict[tuple, BuildZygote] = {}
     _lock = threading.Lock()
 
     def __init__(self, config: EngineConfig, backend) -> None:
@@ -76,7 +75,7 @@ class BuildZygote:
         self.lock = threading.Lock()
 
     @classmethod
-    def get(cls, config: EngineConfig, backend) -> "BuildZygote":
+    def get(cls, config: EngineConfig, backend) -> BuildZygote:
         key = (config.backend, repr(sorted(config.backend_options.items())), config.threads, str(config.build_root),
                config.zygote)
         with cls._lock:

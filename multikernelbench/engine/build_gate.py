@@ -194,7 +194,7 @@ class BuildGate:
             self.running -= 1
             self.cond.notify_all()
 
-    def __enter__(self) -> "BuildGate":
+    def __enter__(self) -> BuildGate:
         self.admit()
         return self
 

@@ -9,7 +9,6 @@ reuses the first build instead of racing it.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 import time
@@ -17,11 +16,10 @@ from pathlib import Path
 
 from multikernelbench.anticheat.static import check_task_candidate
 from multikernelbench.backends.base import Backend
+from multikernelbench.engine import build_cache, disk_quota
 from multikernelbench.engine.build_gate import BuildGate, BuildSample, process_cpu_seconds
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
-from multikernelbench.engine import disk_quota
-from multikernelbench.engine import build_cache
 from multikernelbench.engine.device_stage import worker_limits
 from multikernelbench.engine.messages import Compile, Compiled, Setup
 from multikernelbench.engine.outcomes import BuildOutcome, record

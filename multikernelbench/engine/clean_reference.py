@@ -7,7 +7,8 @@ candidate is done.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 class CleanReference:

@@ -76,8 +76,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from multikernelbench.engine.messages import FreshAsk
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
@@ -190,7 +190,7 @@ class CleanBaseline:
     cpu_per_call_ms: float | None = None
 
     @classmethod
-    def from_intervals(cls, intervals: list[Interval]) -> "CleanBaseline | None":
+    def from_intervals(cls, intervals: list[Interval]) -> CleanBaseline | None:
         if len(intervals) < 3:
             return None
         cpus = [iv.cpu_ms / max(1, iv.calls) for iv in intervals if iv.cpu_ms is not None]

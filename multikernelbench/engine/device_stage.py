@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 from multikernelbench.anticheat import judge
 from multikernelbench.backends.base import Backend
+from multikernelbench.engine import host_load
 from multikernelbench.engine.clean_reference import CleanReference
 from multikernelbench.engine.clock_audit import AskLog
 from multikernelbench.engine.config import EngineConfig
@@ -24,21 +25,26 @@ from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_for
-from multikernelbench.engine import host_load
-from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
-from multikernelbench.engine.timing_guard import (ClockRetry, CleanTiming, apply_clean_reference, judge_clock,
-                                                  withhold_if_inconclusive, recalibrated)
-from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
+from multikernelbench.engine.timed_outputs import logged, verify_timed
+from multikernelbench.engine.timing_guard import (
+    CleanTiming,
+    ClockRetry,
+    apply_clean_reference,
+    judge_clock,
+    recalibrated,
+    withhold_if_inconclusive,
+)
 from multikernelbench.engine.trace import Trace, trace_label
-from multikernelbench.wire import Series
 from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.tasks.record import Task
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.util.procs import Limits, cpu_seconds, usable_cores
+from multikernelbench.wire import Series
 
 
 def worker_limits(config: EngineConfig, backend: Backend) -> Limits:

@@ -13,7 +13,8 @@ execution of each freshly compiled graph.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 class DeviceTurns:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 
 def folder_bytes(path: str | Path) -> int:

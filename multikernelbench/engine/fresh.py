@@ -24,17 +24,27 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
-from multikernelbench.engine.raw_outputs import (OddOutput, RawTensor, gathered_record, gathered_values,
-                                                 needs_positions, read_raw, rebuild, secret_positions, values_at)
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
+from multikernelbench.engine.raw_outputs import (
+    OddOutput,
+    RawTensor,
+    gathered_record,
+    gathered_values,
+    needs_positions,
+    read_raw,
+    rebuild,
+    secret_positions,
+    values_at,
+)
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.wire import Series
 from multikernelbench.timing.loop import Fresh, Phase
+from multikernelbench.wire import Series
 
 
 class BadTimedOutput(Exception):

@@ -28,7 +28,8 @@ import contextlib
 import signal
 import subprocess
 import threading
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 from multikernelbench.util.procs import signal_sessions
 

@@ -17,8 +17,8 @@ load average. None of them comes from a worker.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from multikernelbench.engine.build_gate import runnable_threads
 from multikernelbench.util.procs import usable_cores

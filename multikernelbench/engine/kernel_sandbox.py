@@ -32,8 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from multikernelbench.util import landlock, seccomp
-from multikernelbench.util.sandbox_paths import (  # noqa: F401 - re-exported
-    CACHE_ENV, READ_ENV, WRITE_ENV, paths_env, writable_from_env)
+from multikernelbench.util.sandbox_paths import CACHE_ENV, READ_ENV, WRITE_ENV, paths_env, writable_from_env  # noqa: F401 - re-exported
 
 _SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",
                 "/dev", "/run")
@@ -150,7 +149,7 @@ class SandboxPolicy:
     gid: int = -1
 
     @classmethod
-    def for_worker(cls, env: dict[str, str], workdir: str) -> "SandboxPolicy":
+    def for_worker(cls, env: dict[str, str], workdir: str) -> SandboxPolicy:
         s = support()
         extra_read = [p for p in env.get(READ_ENV, "").split(os.pathsep) if p]
         for k in ("CUDA_HOME", "CUDA_PATH"):
@@ -169,7 +168,7 @@ class SandboxPolicy:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SandboxPolicy":
+    def from_dict(cls, d: dict) -> SandboxPolicy:
         return cls(**d)
 
 

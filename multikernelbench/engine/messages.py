@@ -39,7 +39,7 @@ class ErrorKind(str, enum.Enum):
 class Message:
     """Base of every message; subclasses are dataclasses registered by name."""
 
-    registry: ClassVar[dict[str, type["Message"]]] = {}
+    registry: ClassVar[dict[str, type[Message]]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -54,7 +54,7 @@ class Message:
         return {"type": type(self).__name__, **_plain(dataclasses.asdict(self))}  # type: ignore[call-overload]
 
     @staticmethod
-    def from_header(header: dict[str, Any]) -> "Message":
+    def from_header(header: dict[str, Any]) -> Message:
         cls = Message.registry.get(str(header.get("type")))
         if cls is None:
             raise ValueError(f"unknown message type {header.get('type')!r}")

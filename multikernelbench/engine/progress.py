@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from rich.progress import Progress as RichProgress, TaskID
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 #: How each stage is named on screen.
 TITLES = {"compile": "building", "evaluate": "checking+timing", "pch": "precompiling headers"}
@@ -138,7 +139,7 @@ class Progress:
         self._dirty = False
 
     # ---- lifecycle ------------------------------------------------------------------------------------------
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if not self.enabled:
             return self
         self._t0 = time.monotonic()
@@ -298,9 +299,8 @@ class Progress:
     # ---- rich bars -------------------------------------------------------------------------------------------
     def _start_rich(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, \
-            TimeElapsedColumn
-
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
         from rich.table import Column
 
         console = Console(file=self.stream, stderr=self.stream is None)

@@ -54,7 +54,7 @@ class SeedSource:
         blob = repr((self.seed, "derived") + context).encode()
         return int.from_bytes(hashlib.sha256(blob).digest()[:8], "little") >> 2
 
-    def for_task(self, task: Task) -> "TaskSeeds":
+    def for_task(self, task: Task) -> TaskSeeds:
         """The weight seed and trial seeds of a task, drawn once per run and shared by all its candidates."""
         with self._lock:
             if task.id not in self._tasks:

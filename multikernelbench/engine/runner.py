@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from multikernelbench.backends import Backend, get_backend
 from multikernelbench.engine import build_cache

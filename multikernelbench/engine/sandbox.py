@@ -25,10 +25,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from multikernelbench.engine import protocol
 from multikernelbench.engine.kernel_sandbox import CACHE_ENV, READ_ENV, WRITE_ENV, SandboxPolicy, enter, harden_trusted
@@ -63,7 +64,7 @@ class Worker:
     #: A multikernelbench.engine.zygote.Zygote to fork from (fast), or None for a fresh interpreter.
     zygote: Any = None
 
-    def start(self) -> "Worker":
+    def start(self) -> Worker:
         self._tmp = tempfile.TemporaryDirectory(prefix=f"mkb-{self.role}-", ignore_cleanup_errors=True)
         self.workdir = Path(self._tmp.name)
         parent_sock, child_sock = socket.socketpair()
@@ -249,7 +250,7 @@ class Worker:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __enter__(self) -> "Worker":
+    def __enter__(self) -> Worker:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -8,7 +8,8 @@ behaviour evidence mean the same thing wherever they happen.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from multikernelbench.anticheat import judge, refusals
 from multikernelbench.anticheat.config import AntiCheatConfig

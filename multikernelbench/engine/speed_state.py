@@ -49,7 +49,7 @@ class SpeedState:
     niceness: int
 
     @classmethod
-    def capture(cls) -> "SpeedState":
+    def capture(cls) -> SpeedState:
         return cls(threads=_get_threads(), interop_threads=_get_interop(),
                    float32_matmul_precision=_get_precision(), deterministic_algorithms=_det_enabled(),
                    deterministic_warn_only=_det_warn_only(), cudnn_enabled=bool(_cudnn.enabled),

@@ -8,7 +8,8 @@ worker has finished timing, so nothing a candidate does during timing can see or
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from multikernelbench.engine.checking import compare_outputs, meta_mismatch
 from multikernelbench.engine.clock_audit import AskLog

@@ -20,8 +20,8 @@ from multikernelbench.engine.host_load import HostLoad
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
-from multikernelbench.wire import REFERENCE, Series
 from multikernelbench.records import Status, TimingStats
+from multikernelbench.wire import REFERENCE, Series
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class CleanTiming:
     load: HostLoad | None = None  # the host's load while it ran (engine/host_load.py)
 
     @classmethod
-    def from_reply(cls, log: AskLog, reply: Timed, load: HostLoad | None = None) -> "CleanTiming":
+    def from_reply(cls, log: AskLog, reply: Timed, load: HostLoad | None = None) -> CleanTiming:
         stats = reply.stats.get(REFERENCE)
         ivs, problems = intervals(log, reply.series, reply.calls, [REFERENCE])
         baseline = CleanBaseline.from_intervals(ivs) if not problems else None
@@ -43,7 +43,7 @@ class CleanTiming:
                    series=tuple(reply.series.get(REFERENCE, [])), load=load)
 
     @classmethod
-    def failed(cls, why: str) -> "CleanTiming":
+    def failed(cls, why: str) -> CleanTiming:
         return cls(None, None, why)
 
 

@@ -13,15 +13,34 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from multikernelbench.engine import protocol
 from multikernelbench.engine.fresh import flatten
-from multikernelbench.engine.messages import (BaselineCompiled, Check, Checked, Compile, CompileBaseline, Compiled,
-                                              DeviceTurn, Done, ErrorKind, Exit, Failed, FreshAsk, FreshGrant, Load,
-                                              Message, Setup, Time, Timed, TurnGranted)
+from multikernelbench.engine.messages import (
+    BaselineCompiled,
+    Check,
+    Checked,
+    Compile,
+    CompileBaseline,
+    Compiled,
+    DeviceTurn,
+    Done,
+    ErrorKind,
+    Exit,
+    Failed,
+    FreshAsk,
+    FreshGrant,
+    Load,
+    Message,
+    Setup,
+    Time,
+    Timed,
+    TurnGranted,
+)
 from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 
 if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)

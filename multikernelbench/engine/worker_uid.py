@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 
 def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> None:

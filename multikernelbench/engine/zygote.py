@@ -72,7 +72,7 @@ class Zygote:
         return self.proc.poll() is None
 
     def spawn(self, role: str, env: dict[str, str], cwd: str, limits, chan_fd: int, out_fd: int,
-              err_fd: int, sandbox: dict | None = None) -> "ZygoteChild":
+              err_fd: int, sandbox: dict | None = None) -> ZygoteChild:
         """``sandbox``: a SandboxPolicy.to_dict() the child applies before worker code (None: none)."""
         self.wait_ready()
         msg = {"op": "spawn", "role": role, "env": env, "cwd": cwd, "limits": asdict(limits), "sandbox": sandbox}

@@ -18,8 +18,9 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from multikernelbench.hfcache import paths
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from multikernelbench.baselines import Baseline
+from multikernelbench.host_peaks import report_peaks
 from multikernelbench.records import EvalResult, FailureKind, Status
 from multikernelbench.report.baseline_view import BaselineView, baseline_for, baseline_view
 from multikernelbench.report.host_roofline import OwnEager, fill_rooflines, measure_this_host
-from multikernelbench.host_peaks import report_peaks
 from multikernelbench.scoring import Group, category_of, compute_scores, group_results
 from multikernelbench.store import ResultStore, StoredResult
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
-from multikernelbench.records import Status
 from multikernelbench.host_peaks import report_peaks
+from multikernelbench.records import Status
 from multikernelbench.roofline import bound_ms
 from multikernelbench.store import StoredResult
 

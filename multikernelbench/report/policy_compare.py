@@ -8,8 +8,8 @@ only mkb enforces: library compute in forward, no own kernel ran).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from multikernelbench.store import StoredResult
 

@@ -2,8 +2,15 @@
 generate/refine driver. Heavy dependencies (openai, vllm, transformers) are imported only by the sampler
 that needs them."""
 
-from multikernelbench.sampling.base import Completion, Request, Sampler, Usage, get_sampler, register_sampler, \
-    sampler_names
+from multikernelbench.sampling.base import (
+           Completion,
+           Request,
+           Sampler,
+           Usage,
+           get_sampler,
+           register_sampler,
+           sampler_names,
+)
 from multikernelbench.sampling.params import SamplingParams
 from multikernelbench.sampling.store import GenerationRecord, GenerationStore, iter_generations
 

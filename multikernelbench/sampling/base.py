@@ -9,8 +9,9 @@ never exceptions that would drop the rest of the batch.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from multikernelbench.registry import Registry
 from multikernelbench.sampling.params import SamplingParams

@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from multikernelbench.records import Status
 from multikernelbench.sampling.store import GenerationRecord, iter_generations
@@ -119,8 +120,8 @@ def results_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[st
     if len(sources) != len(task_ids):
         raise ValueError(f"{len(sources)} source lists but {len(task_ids)} task ids")
 
-    from multikernelbench.engine.candidates import Candidate
     from multikernelbench.cluster import evaluate_candidates
+    from multikernelbench.engine.candidates import Candidate
     from multikernelbench.store import Label
     from multikernelbench.tasks import load_suite
 

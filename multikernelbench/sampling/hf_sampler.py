@@ -9,10 +9,18 @@ else the CPU.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from multikernelbench.sampling.base import Completion, OnResult, Request, Sampler, Usage, register_sampler, \
-    split_reasoning
+from multikernelbench.sampling.base import (
+    Completion,
+    OnResult,
+    Request,
+    Sampler,
+    Usage,
+    register_sampler,
+    split_reasoning,
+)
 from multikernelbench.sampling.params import SamplingParams
 
 

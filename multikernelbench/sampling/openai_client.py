@@ -28,11 +28,19 @@ import json
 import os
 import random
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from multikernelbench.sampling.base import Completion, OnResult, Request, Sampler, Usage, register_sampler, \
-    split_reasoning
+from multikernelbench.sampling.base import (
+    Completion,
+    OnResult,
+    Request,
+    Sampler,
+    Usage,
+    register_sampler,
+    split_reasoning,
+)
 from multikernelbench.sampling.params import SamplingParams
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})

@@ -10,8 +10,9 @@ generation and evaluation summary is kept as its own record.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from multikernelbench.prompts import build_prompt
 from multikernelbench.prompts.feedback import feedback_message, summary_status

@@ -12,8 +12,8 @@ suite's own prompt text (so a prompt is ~1k tokens and fits a small ``max_model_
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 CORPUS = [
     "import torch", "import torch.nn as nn", "class ModelNew(nn.Module):", "def forward(self, x):",

@@ -21,11 +21,19 @@ requests reached the engine before a step, so it came and went between identical
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
-from multikernelbench.sampling.base import Completion, OnResult, Request, Sampler, Usage, register_sampler, \
-    split_reasoning
+from multikernelbench.sampling.base import (
+    Completion,
+    OnResult,
+    Request,
+    Sampler,
+    Usage,
+    register_sampler,
+    split_reasoning,
+)
 from multikernelbench.sampling.params import SamplingParams
 
 

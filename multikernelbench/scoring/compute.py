@@ -11,8 +11,9 @@ category per task. The first record of a task is its first sample (``fast_p`` lo
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from multikernelbench.scoring.estimators import geometric_mean, mean_pass_at_k
 from multikernelbench.scoring.sol import SolSample, sol_summary, task_sol

@@ -9,7 +9,7 @@ running product ``prod_{i=n-c+1}^{n} (1 - k/i)``, which stays in [0, 1] and need
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -7,12 +7,12 @@ Kept next to the scorer so the report and the ``evaluate`` module's executing mo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import StoredResult
-
 
 #: The eager baseline's roofline fraction for a result's task, or None (e.g. a lookup in a committed baseline).
 BaselineFor = Callable[[EvalResult], "float | None"]

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
-
 
 #: A baseline roofline fraction at or above this leaves no room for a meaningful SOL (see the module docstring).
 NO_HEADROOM_FRACTION = 0.9

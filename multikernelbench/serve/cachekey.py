@@ -28,7 +28,7 @@ class Strength:
     fresh_shapes: int
     timing_budget_s: float  # 0 when the service does not time
 
-    def covers(self, asked: "Strength") -> bool:
+    def covers(self, asked: Strength) -> bool:
         return self.fresh_shapes >= asked.fresh_shapes and self.timing_budget_s >= asked.timing_budget_s
 
 

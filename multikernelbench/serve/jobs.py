@@ -24,10 +24,10 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Callable
 
 from multikernelbench.engine.candidates import code_hash
 from multikernelbench.engine.config import EngineConfig
@@ -36,9 +36,9 @@ from multikernelbench.records import EvalResult
 from multikernelbench.serve.auth import TokenBook
 from multikernelbench.serve.cachekey import Strength, engine_fingerprint, job_key, strength
 from multikernelbench.serve.durable import JobRow, JobStore
+from multikernelbench.serve.lanes import EngineLanes, lane_configs
 from multikernelbench.serve.metrics import Metrics
 from multikernelbench.serve.preempt import Preemptor, default_after_s
-from multikernelbench.serve.lanes import EngineLanes, lane_configs
 from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
 from multikernelbench.tasks.record import Task
 
@@ -83,7 +83,7 @@ class Job:
     result_json: str | None = None  # the result without its candidate label (no job ids leave the service)
     message: str = ""
     preemptions: int = 0  # times its run was stopped for a cheaper client (serve/preempt.py)
-    followers: list["Job"] = field(default_factory=list)
+    followers: list[Job] = field(default_factory=list)
     waiters: list[Callable[[], None]] = field(default_factory=list)
 
     @property

@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Generic, Hashable, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T", bound=Hashable)
 

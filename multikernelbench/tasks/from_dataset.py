@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from multikernelbench.tasks.record import Task, content_hash
 from multikernelbench.tasks.rows import LABEL_FIELDS, from_dataset_row

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from multikernelbench.tasks.module import REQUIRED, exec_source
 from multikernelbench.tasks.record import DTYPE_SUFFIX, DTYPE_TOLERANCE, Task, content_hash

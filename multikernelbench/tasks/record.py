@@ -83,7 +83,7 @@ class Task:
         return row
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "Task":
+    def from_row(cls, row: dict[str, Any]) -> Task:
         row = dict(row)
         row["test_shapes"] = tuple(json.loads(row["test_shapes"]))
         row["bench_shape"] = json.loads(row["bench_shape"])

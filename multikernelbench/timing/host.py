@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from multikernelbench.timing.config import TimingConfig
 from multikernelbench.timing.loop import Fn, Fresh, Plan, Sampler, Timer

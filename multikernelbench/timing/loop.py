@@ -24,8 +24,9 @@ from __future__ import annotations
 import abc
 import enum
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from multikernelbench.records import TimingStats
 from multikernelbench.timing.config import TimingConfig

@@ -18,9 +18,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from multikernelbench.util.procs import kill_session, parent_and_session
 

@@ -8,8 +8,8 @@ hand from these files, with the command that made them, so a stray run cannot ov
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 
 def default_out(name: str, env: Mapping[str, str] | None = None) -> Path:

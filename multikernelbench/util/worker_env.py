@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 #: What every worker inherits from the harness: the search path, the locale, the dynamic loader's path (CUDA
 #: and conda hosts need it) and ``PYTHONPATH`` (a checkout run without installing). Nothing else.

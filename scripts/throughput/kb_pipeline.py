@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import os
+import shlex
 import subprocess
 import sys
 import threading

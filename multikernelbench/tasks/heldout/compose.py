@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-from multikernelbench.tasks.heldout.draft import Draft
 from multikernelbench.tasks.heldout import ops_pointwise, ops_shape  # noqa: F401  (they register their ops)
+from multikernelbench.tasks.heldout.draft import Draft
 from multikernelbench.tasks.heldout.ops_anchor import conv, start_input, start_matmul
 from multikernelbench.tasks.heldout.vocabulary import OPS, ops_of
 

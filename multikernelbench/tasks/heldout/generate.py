@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from multikernelbench.tasks.gates import check_task
 from multikernelbench.tasks.heldout.codegen import EMPTY_PLAN, render, task_name

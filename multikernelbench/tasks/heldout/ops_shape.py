@@ -104,8 +104,8 @@ def softmax(d: Draft, rng: random.Random) -> None:
 @register("pool", "pool", applies=_spatial)
 def pool(d: Draft, rng: random.Random) -> None:
     """2-wide pooling with stride 2 over every spatial axis (the lower bound of ranges keeps sizes >= 2)."""
-    from multikernelbench.tasks.heldout.ops_anchor import SIZE_PREFIX
     from multikernelbench.tasks.heldout.draft import SPATIAL_NAMES
+    from multikernelbench.tasks.heldout.ops_anchor import SIZE_PREFIX
 
     v = d.current
     nd = len(v.spatial_axes)

@@ -14,8 +14,8 @@ import hashlib
 import os
 import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from multikernelbench.tasks.record import Task
 

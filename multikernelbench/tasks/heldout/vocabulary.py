@@ -9,8 +9,8 @@ the draft's current tensor (a group norm needs channels, a pool needs spatial ax
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from multikernelbench.tasks.heldout.draft import Draft
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 PREFIX = "kernelbench:"
 

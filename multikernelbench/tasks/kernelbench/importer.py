@@ -18,9 +18,10 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from multikernelbench.tasks.record import DTYPE_TOLERANCE
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 import json
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
