@@ -14,10 +14,11 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
+from multikernelbench.backends.options import BackendOptions, parse_options
 from multikernelbench.timing.loop import Timer
 
 
@@ -66,8 +67,13 @@ class Backend(abc.ABC):
                                          "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "MAX_JOBS", "OMP_NUM_THREADS",
                                          "MKL_NUM_THREADS", "MKB_NVCC_SPLIT", "MKB_PCH_ROOT")
 
+    #: The options this backend reads (backends/options.py); an unknown key or a wrong type is an error.
+    Options: ClassVar[type[BackendOptions]] = BackendOptions
+
     def __init__(self, **options: Any) -> None:
+        #: What was given, as given: sent on to the workers, which parse it again.
         self.options = options
+        self.opts = parse_options(self.Options, options, self.name or type(self).__name__)
 
     # ---- in the parent (trusted): cheap checks, no candidate code -------------------------------------
     @abc.abstractmethod

@@ -15,12 +15,13 @@ import os
 import platform
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.options import BackendOptions
 from multikernelbench.backends.registry import register_backend
-
 from multikernelbench.util.procs import usable_cores
 
 #: How a worker learns the parent's precompiled-header folder (the CUDA backend's variable of the same role).
@@ -37,6 +38,14 @@ def cpu_model_name() -> str:
     return platform.processor() or platform.machine()
 
 
+@dataclass(frozen=True)
+class CpuOptions(BackendOptions):
+    #: Force-include the warmer's precompiled torch/extension.h when one exists for the build's flags.
+    pch: bool = True
+    #: Where the precompiled headers live (default ~/.cache/multikernelbench/pch).
+    pch_root: str | None = None
+
+
 @register_backend("cpu")
 class CpuBackend(Backend):
     language = "C++ with OpenMP (torch.utils.cpp_extension.load_inline)"
@@ -45,6 +54,8 @@ class CpuBackend(Backend):
     overlap_compile_with_timing = False  # compiles would steal the cores being timed
     timing_available = True
     zygote_preload = ("multikernelbench.backends.cpu", "torch.utils.cpp_extension")
+    Options = CpuOptions
+    opts: CpuOptions
 
     def availability(self) -> Availability:
         cxx = os.environ.get("CXX", "c++")
@@ -62,7 +73,7 @@ class CpuBackend(Backend):
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)
-        threads = str(self.options.get("threads") or usable_cores())
+        threads = str(self.opts.threads or usable_cores())
         env["OMP_NUM_THREADS"] = threads
         env.setdefault("MAX_JOBS", "1")
         env[PCH_ROOT_ENV] = str(self.pch_root())
@@ -73,14 +84,14 @@ class CpuBackend(Backend):
         folder (util/worker_env.py), so a worker that resolved ``~`` itself looked for the warmer's headers
         where none are and built every ``main.cpp`` from the text headers, twice the CPU (unnoticed from the
         scrubbed environment's landing until the suite's exemplar builds were timed)."""
-        explicit = self.options.get("pch_root") or os.environ.get(PCH_ROOT_ENV)
+        explicit = self.opts.pch_root or os.environ.get(PCH_ROOT_ENV)
         return Path(explicit or Path.home() / ".cache" / "multikernelbench" / "pch")
 
     def prepare_builds(self, build_root: Path, sources: list[str] | None = None) -> Any:
         """A background warmer for the flag sets whose PCH is missing; none when all are there (the usual
         case after a machine's first run: a warmer process would spend seconds of CPU importing torch only to
         find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""
-        if not self.options.get("pch", True):
+        if not self.opts.pch:
             return None
         from multikernelbench.backends.cuda_warm import PchWarmer, missing_pch_variants
 
@@ -93,7 +104,7 @@ class CpuBackend(Backend):
         return PchWarmer(self.pch_root(), {}, with_cuda=False, variants=missing)
 
     def load(self, source: str, build_dir: Path):
-        if self.options.get("pch", True) and not getattr(self, "_builder", None):
+        if self.opts.pch and not getattr(self, "_builder", None):
             from multikernelbench.backends.cuda_build import FastExtensionBuilder
 
             # No relocation to a shared cache (cache=False): the own-extension probe recognises the

@@ -23,13 +23,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import torch
-from multikernelbench.backends.base import Availability, Backend
 
+from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.backends.options import GraphTimerOptions
 from multikernelbench.util.procs import usable_cores
 
 
@@ -85,8 +87,27 @@ def cuda_device_reason() -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class CudaOptions(GraphTimerOptions):
+    """The module docstring says what each speed-up does; all on by default."""
+
+    fast_build: bool = True
+    pch: bool = True
+    split_nvcc: bool = True
+    light_headers: bool = True
+    light_ahead: bool = True
+    pch_root: str | None = None
+    cache_dir: str | None = None
+    #: TORCH_CUDA_ARCH_LIST for the builds (default: the device's compute capability).
+    arch: str | None = None
+    #: ninja jobs per build.
+    max_jobs: int = 4
+
+
 class CudaBackend(Backend):
     name = "cuda"
+    Options = CudaOptions
+    opts: CudaOptions
     language = "CUDA C++"
     device_type = "cuda"
     times_on_cpu_shape = False
@@ -122,12 +143,12 @@ class CudaBackend(Backend):
         """Start the trusted warmer of the shared extension cache (light-header analyses, then the PCH) in the
         background; builds that start while it is making what they need wait for it, bounded (backends/
         warm_wait.py). Not niced on a host of 8+ cores: one core for what every build reads."""
-        if not (self.options.get("fast_build", True) and self.options.get("pch", True)):
+        if not (self.opts.fast_build and self.opts.pch):
             return None
         from multikernelbench.backends.cuda_warm import PchWarmer
 
         some_build = Path(build_root) / self.name / "_"
-        if self.options.get("light_headers", True):
+        if self.opts.light_headers:
             from multikernelbench.backends.cuda_warm import light_root_of
             from multikernelbench.backends.nvcc_light import write_shim
 
@@ -144,19 +165,19 @@ class CudaBackend(Backend):
         used = scan(sources or [])  # the flag sets this run's candidates build with, most used first
         kw: dict[str, Any] = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
         return PchWarmer(self._pch_root(some_build), env, with_cuda=True,
-                         light=self.options.get("light_headers", True), niced=usable_cores() < 8, **kw)
+                         light=self.opts.light_headers, niced=usable_cores() < 8, **kw)
 
     def _pch_root(self, build_dir: Path) -> Path:
         """Shared by every candidate of the build root; written only by the trusted warmer."""
-        if self.options.get("pch_root"):
-            return Path(self.options["pch_root"])
+        if self.opts.pch_root:
+            return Path(self.opts.pch_root)
         return Path(build_dir).parent / "_ext_cache" / "pch"
 
     def _cache_dir(self, build_dir: Path) -> Path:
         """The content-keyed extension cache: the candidate's own (its compile and device workers share it).
         A ``cache_dir`` option shares one folder between candidates, and so lets each write into the others'."""
-        if self.options.get("cache_dir"):
-            return Path(self.options["cache_dir"])
+        if self.opts.cache_dir:
+            return Path(self.opts.cache_dir)
         return Path(build_dir) / "ext"
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
@@ -166,18 +187,18 @@ class CudaBackend(Backend):
 
     def worker_env(self, build_dir: Path) -> dict[str, str]:
         env = super().worker_env(build_dir)
-        arch = self.options.get("arch") or device_arch()
+        arch = self.opts.arch or device_arch()
         if arch:
             env["TORCH_CUDA_ARCH_LIST"] = arch
-        env["MAX_JOBS"] = str(self.options.get("max_jobs", 4))
-        if self.options.get("fast_build", True):
+        env["MAX_JOBS"] = str(self.opts.max_jobs)
+        if self.opts.fast_build:
             env["TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES"] = "1"
             env["MKB_EXT_CACHE"] = str(self._cache_dir(build_dir))
             env["MKB_PCH_ROOT"] = str(self._pch_root(build_dir))
         return env
 
     def _install_builder(self, build_dir: Path) -> None:
-        if not self.options.get("fast_build", True):
+        if not self.opts.fast_build:
             return
         from multikernelbench.backends.cuda_build import FastExtensionBuilder
 
@@ -187,11 +208,11 @@ class CudaBackend(Backend):
         if builder is None:
             from multikernelbench.backends.cuda_warm import light_root_of
 
-            builder = FastExtensionBuilder(root, pch=self.options.get("pch", True),
-                                           split_nvcc=self.options.get("split_nvcc", True),
-                                           pch_root=pch_root, light_headers=self.options.get("light_headers", True),
+            builder = FastExtensionBuilder(root, pch=self.opts.pch,
+                                           split_nvcc=self.opts.split_nvcc,
+                                           pch_root=pch_root, light_headers=self.opts.light_headers,
                                            light_shared=light_root_of(pch_root) / "analysis",
-                                           light_ahead=self.options.get("light_ahead", True))
+                                           light_ahead=self.opts.light_ahead)
             builder.install()
             self._builder = builder
 
@@ -214,8 +235,7 @@ class CudaBackend(Backend):
     def make_timer(self, config: Any):
         from multikernelbench.timing.cuda_events import cuda_event_timer
 
-        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
-        return cuda_event_timer(config, **kw)
+        return cuda_event_timer(config, **self.opts.timer_kwargs())
 
     def hardware(self) -> str:
         if torch.cuda.is_available():

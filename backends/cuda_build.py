@@ -56,7 +56,6 @@ from pathlib import Path
 from typing import Any
 
 from multikernelbench.backends import warm_wait
-
 from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-4"  # 4: module id from the flags, precompiled host prefix

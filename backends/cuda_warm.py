@@ -23,7 +23,6 @@ from typing import Any
 
 from multikernelbench.backends import warm_wait
 from multikernelbench.backends.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
-
 from multikernelbench.util.procs import lower_priority
 
 

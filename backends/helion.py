@@ -34,16 +34,27 @@ import functools
 import importlib.util
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.cuda import cuda_device_reason
+from multikernelbench.backends.options import GraphTimerOptions
+
+
+@dataclass(frozen=True)
+class HelionOptions(GraphTimerOptions):
+    #: Run in the interpreter on the CPU (correctness only); default: exactly when no CUDA device is visible.
+    interpret: bool | None = None
 
 
 class HelionBackend(Backend):
     name = "helion"
+    Options = HelionOptions
+    opts: HelionOptions
     worker_env_allow = Backend.worker_env_allow + ("TRITON_*", "HELION_*")
     language = "Helion (PyTorch tile DSL, @helion.kernel, lowered to Triton)"
     device_type = "cuda"
@@ -53,7 +64,7 @@ class HelionBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        interpret = options.get("interpret")
+        interpret = self.opts.interpret
         if interpret is None:
             interpret = bool(cuda_device_reason())
         self.interpret = bool(interpret)
@@ -151,8 +162,7 @@ class HelionBackend(Backend):
             return host_timer(config)
         from multikernelbench.timing.cuda_events import cuda_event_timer
 
-        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
-        return cuda_event_timer(config, **kw)
+        return cuda_event_timer(config, **self.opts.timer_kwargs())
 
     def hardware(self) -> str:
         if self.interpret:

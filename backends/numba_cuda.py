@@ -19,16 +19,29 @@ Options: ``simulate`` (default: True exactly when no CUDA device is visible); ti
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.cuda import cuda_device_reason
+from multikernelbench.backends.options import GpuTimerOptions
+
+
+@dataclass(frozen=True)
+class NumbaCudaOptions(GpuTimerOptions):
+    #: Run in Numba's CUDA simulator on the CPU (correctness only); default: exactly when no CUDA device is
+    #: visible. ``interpret`` is the other backends' name for it.
+    simulate: bool | None = None
+    interpret: bool | None = None
 
 
 class NumbaCudaBackend(Backend):
     name = "numba_cuda"
+    Options = NumbaCudaOptions
+    opts: NumbaCudaOptions
     worker_env_allow = Backend.worker_env_allow + ("NUMBA_*",)
     language = "Numba CUDA (Python syntax, @cuda.jit)"
     device_type = "cuda"
@@ -38,7 +51,7 @@ class NumbaCudaBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        simulate = options.get("simulate", options.get("interpret"))
+        simulate = self.opts.simulate if self.opts.simulate is not None else self.opts.interpret
         if simulate is None:
             simulate = bool(cuda_device_reason())
         self.simulate = bool(simulate)
@@ -97,8 +110,7 @@ class NumbaCudaBackend(Backend):
             return host_timer(config)
         from multikernelbench.timing.cuda_events import cuda_event_timer
 
-        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms") if k in self.options}
-        return cuda_event_timer(config, allow_graphs=False, **kw)
+        return cuda_event_timer(config, allow_graphs=False, **self.opts.timer_kwargs())
 
     def hardware(self) -> str:
         if self.simulate:

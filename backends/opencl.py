@@ -39,17 +39,26 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.opencl_devices import OpenCLDevice, probe
-
+from multikernelbench.backends.options import BackendOptions
 from multikernelbench.util.procs import usable_cores
+
+
+@dataclass(frozen=True)
+class OpenCLOptions(BackendOptions):
+    #: Which OpenCL device: ``cpu``, ``gpu``, a name's part, or auto (the first usable one).
+    device: str | None = None
 
 
 class OpenCLBackend(Backend):
     name = "opencl"
+    Options = OpenCLOptions
+    opts: OpenCLOptions
     language = "OpenCL C (kernels built from source with pyopencl)"
     device_type = "cpu"  # where the candidate's torch tensors live; the OpenCL device is reached by copies
     times_on_cpu_shape = True
@@ -58,7 +67,7 @@ class OpenCLBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.selector = str(options.get("device") or "auto")
+        self.selector = str(self.opts.device or "auto")
         self._recorder: Any = None
         self._own: set[str] = set()
 
@@ -98,7 +107,7 @@ class OpenCLBackend(Backend):
         env[WRITE_ENV] = os.pathsep.join(p for p in (env.get(WRITE_ENV, ""), env["POCL_CACHE_DIR"]) if p)
         if os.environ.get("OCL_ICD_VENDORS"):
             env["OCL_ICD_VENDORS"] = os.environ["OCL_ICD_VENDORS"]
-        threads = str(self.options.get("threads") or usable_cores())
+        threads = str(self.opts.threads or usable_cores())
         env["POCL_MAX_PTHREAD_COUNT"] = threads  # PoCL 3.x
         env["POCL_CPU_MAX_CU_COUNT"] = threads  # PoCL >= 4 spells it this way
         return env
@@ -137,7 +146,6 @@ class OpenCLBackend(Backend):
 
     def make_timer(self, config: Any):
         from multikernelbench.backends.opencl_runtime import QueueFinishingSampler
-
         from multikernelbench.timing.loop import Timer
 
         return Timer(config, QueueFinishingSampler(self._ensure_recorder()))

@@ -22,12 +22,15 @@ the dialect's hardware is present).
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.cuda import cuda_device_reason
+from multikernelbench.backends.options import GpuTimerOptions
 
 
 def _jax_cuda_plugin() -> bool:
@@ -36,8 +39,18 @@ def _jax_cuda_plugin() -> bool:
                          "jax_plugins.xla_cuda12"))
 
 
+@dataclass(frozen=True)
+class PallasOptions(GpuTimerOptions):
+    #: ``gpu`` or ``tpu`` (default: gpu where a CUDA device is visible).
+    dialect: str | None = None
+    #: Run with ``interpret=True`` on the CPU (correctness only); default: when the dialect cannot run here.
+    interpret: bool | None = None
+
+
 class PallasBackend(Backend):
     name = "pallas"
+    Options = PallasOptions
+    opts: PallasOptions
     worker_env_allow = Backend.worker_env_allow + ("JAX_*", "XLA_*", "TPU_*", "LIBTPU_*")
     language = "JAX Pallas (pallas_call)"
     device_type = "cuda"
@@ -48,10 +61,10 @@ class PallasBackend(Backend):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         gpu_reason = cuda_device_reason()
-        self.dialect = options.get("dialect") or ("gpu" if not gpu_reason else "tpu")
+        self.dialect = self.opts.dialect or ("gpu" if not gpu_reason else "tpu")
         if self.dialect not in ("gpu", "tpu"):
             raise ValueError(f"pallas dialect must be 'gpu' or 'tpu', not {self.dialect!r}")
-        interpret = options.get("interpret")
+        interpret = self.opts.interpret
         if interpret is None:
             # No TPU is ever attached to this harness' hosts; a GPU runs the gpu dialect natively.
             interpret = self.dialect == "tpu" or bool(gpu_reason) or not _jax_cuda_plugin()
@@ -115,8 +128,7 @@ class PallasBackend(Backend):
             return host_timer(config)
         from multikernelbench.timing.cuda_events import cuda_event_timer
 
-        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms") if k in self.options}
-        return cuda_event_timer(config, allow_graphs=False, **kw)
+        return cuda_event_timer(config, allow_graphs=False, **self.opts.timer_kwargs())
 
     def hardware(self) -> str:
         if self.interpret:

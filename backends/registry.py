@@ -9,10 +9,10 @@ here; see the README's "Adding a backend").
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from multikernelbench.backends.base import Backend
-
+from multikernelbench.backends.options import parse_options
 from multikernelbench.registry import Registry
 
 BACKENDS: Registry[type[Backend]] = Registry("backend", entry_point_group="multikernelbench.backends", lazy={
@@ -51,6 +51,13 @@ def get_backend(name: str, **options) -> Backend:
     if not cls.name:
         cls.name = name  # an entry-point class that did not set its name
     return cls(**options)
+
+
+def check_backend_options(name: str, options: dict[str, Any]) -> None:
+    """Raise :class:`~multikernelbench.backends.options.BackendOptionError` for an option ``name`` does not
+    take, before a run starts anything (the class alone: no toolchain import, no device probe)."""
+    cls = BACKENDS.get(name)
+    parse_options(cls.Options, options, name)
 
 
 def available_backends() -> dict[str, str]:

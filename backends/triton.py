@@ -13,16 +13,27 @@ Options: ``interpret`` (default: True exactly when no CUDA device is visible); t
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.backends.cuda import cuda_device_reason
+from multikernelbench.backends.options import GraphTimerOptions
+
+
+@dataclass(frozen=True)
+class TritonOptions(GraphTimerOptions):
+    #: Run in the interpreter on the CPU (correctness only); default: exactly when no CUDA device is visible.
+    interpret: bool | None = None
 
 
 class TritonBackend(Backend):
     name = "triton"
+    Options = TritonOptions
+    opts: TritonOptions
     worker_env_allow = Backend.worker_env_allow + ("TRITON_*",)
     language = "Triton (Python DSL, @triton.jit)"
     device_type = "cuda"
@@ -32,7 +43,7 @@ class TritonBackend(Backend):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        interpret = options.get("interpret")
+        interpret = self.opts.interpret
         if interpret is None:
             interpret = bool(cuda_device_reason())
         self.interpret = bool(interpret)
@@ -78,8 +89,7 @@ class TritonBackend(Backend):
             return host_timer(config)
         from multikernelbench.timing.cuda_events import cuda_event_timer
 
-        kw = {k: self.options[k] for k in ("short_ms", "batch_target_ms", "allow_graphs") if k in self.options}
-        return cuda_event_timer(config, **kw)
+        return cuda_event_timer(config, **self.opts.timer_kwargs())
 
     def hardware(self) -> str:
         if self.interpret:

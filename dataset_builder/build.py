@@ -36,7 +36,6 @@ from multikernelbench.dataset_builder.schema import (  # noqa: F401
     dataset_version,
     rows_table,
 )
-
 from multikernelbench.tasks.record import Task
 
 
@@ -173,7 +172,6 @@ def package_copy_problems(tasks: list[Task], template: str | Path | None = None)
     parquet bytes are not compared because another pyarrow release may encode the same rows differently.
     """
     from multikernelbench.dataset_builder.card import render_card
-
     from multikernelbench.tasks.from_dataset import load_from_dataset
 
     folder = package_folder()

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
+
 from multikernelbench.dataset_builder.schema import (
     ALL_CONFIG,
     FORMAT_VERSION,
@@ -28,7 +29,6 @@ from multikernelbench.dataset_builder.schema import (
     rows_table,
     type_names,
 )
-
 from multikernelbench.tasks.record import Task
 
 FIELD_DOCS = {

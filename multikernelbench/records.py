@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from multikernelbench import flags as flag_rows
+from multikernelbench.flags import Flag
 from multikernelbench.reasons import lead_with_cause
 
 
@@ -132,7 +134,9 @@ class EvalResult:
     #: declares none, so none could be checked); None when the run did not ask for them. The runner reuses a
     #: stored correct result for a run that asks for fresh shapes only when this is set.
     fresh_shapes_checked: int | None = None
-    flags: list[str] = field(default_factory=list)  # non-fatal warnings (suspicious speedup, ...)
+    #: Non-fatal notes, each with its kind (multikernelbench/flags.py); stored as ``flags`` (texts) and
+    #: ``flag_kinds``.
+    flags: list[Flag] = field(default_factory=list)
     hardware: str = ""
     versions: dict[str, str] = field(default_factory=dict)
     stdout: str = ""
@@ -150,7 +154,7 @@ class EvalResult:
         self.stdout = truncate(self.stdout, 2000)
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_jsonable(dataclasses.asdict(self))
+        return {**_to_jsonable(dataclasses.asdict(self)), **flag_rows.to_row(self.flags)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -167,20 +171,11 @@ class EvalResult:
         for key in ("candidate_timing", "eager_timing", "compile_timing", "clean_eager_timing"):
             if d.get(key):
                 d[key] = TimingStats(**d[key])
+        d["flags"] = flag_rows.from_row(d.get("flags"), d.get("flag_kinds"))
         if "fresh_shapes_checked" not in d:  # a record made before the field: its flag said the same
-            d["fresh_shapes_checked"] = _legacy_fresh_shapes(d.get("flags") or [])
+            d["fresh_shapes_checked"] = flag_rows.legacy_fresh_shapes(d["flags"])
         known = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def _legacy_fresh_shapes(flags: list[str]) -> int | None:
-    """``fresh_shapes_checked`` of a stored record older than the field, from the flag it had instead
-    (``fresh shapes: K passed`` / ``fresh shapes: not checked ...`` / ``fresh shapes: failed``)."""
-    for flag in flags:
-        if isinstance(flag, str) and flag.startswith("fresh shapes:"):
-            words = flag.split()
-            return int(words[2]) if len(words) > 3 and words[2].isdigit() and words[3] == "passed" else 0
-    return None
 
 
 def _to_jsonable(obj: Any) -> Any:

@@ -49,6 +49,7 @@ def capture_build(solution: Path, work: Path) -> tuple[str, Path]:
     """Run the solution's ``load_inline`` up to the point where ninja would start; return the compile command
     (with the PCH force-included, as the cpu backend's builder rewrites it) and the written main.cpp."""
     import torch.utils.cpp_extension as ce
+
     from multikernelbench.backends.cuda_build import FastExtensionBuilder
     from multikernelbench.backends.cuda_warm import warm_pch
 

@@ -39,7 +39,6 @@ def main() -> None:
     a = ap.parse_args()
 
     from multikernelbench.backends.cpu import CpuBackend
-
     from multikernelbench.engine.kernel_sandbox import SandboxPolicy, measure_enter, support
 
     backend = CpuBackend()

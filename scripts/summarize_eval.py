@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from multikernelbench.flags import FlagKind, from_row, of_kind
+
 
 def main(argv: list[str]) -> int:
     rows = []
@@ -28,7 +30,8 @@ def main(argv: list[str]) -> int:
         ok = r["status"] == expect
         unexpected += not ok
         ct = r.get("candidate_timing") or {}
-        fresh = next((x for x in r.get("flags", []) if x.startswith("fresh inputs")), "")
+        fresh = next((x.text for x in of_kind(from_row(r.get("flags"), r.get("flag_kinds")), FlagKind.FRESH_INPUTS)),
+                     "")
         print(f"{'ok ' if ok else 'BAD'} {r.get('candidate', '')[:44]:44s} {r['status']:14s} build={f(r.get('compile_time_s'))}s "
               f"t={f(ct.get('median_ms'))}ms x_eager={f(r.get('speedup'))} x_compile={f(r.get('speedup_compile'))} "
               f"roofline={f(r.get('roofline_fraction'))} {ct.get('method', '')} {fresh[:70]} "

@@ -136,6 +136,7 @@ def main() -> int:
     # left six pinned busy loops behind for an hour, loading every later measurement on the host.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
+    from multikernelbench.flags import FlagKind
     from multikernelbench.records import Status
     from multikernelbench.util.procs import usable_cores
 
@@ -165,7 +166,7 @@ def main() -> int:
 
                 def record(r, c, level=level, row=row, t0=t0) -> None:
                     is_attack = c.label.startswith("attack:")
-                    inconclusive = any(f.startswith("clock audit inconclusive under load") for f in r.flags)
+                    inconclusive = any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in r.flags)
                     if is_attack:
                         row["attacks"] += 1
                         row["attacks caught"] += r.status == Status.CHEAT_DETECTED
@@ -179,7 +180,7 @@ def main() -> int:
                            "status": r.status.value, "speedup": r.speedup, "message": r.message[:400],
                            "host_load": r.host_load, "inconclusive": inconclusive, "batch_s": time.time() - t0,
                            "outside_clock_ms": r.outside_clock_ms,
-                           "clock_flags": [f[:600] for f in r.flags if "clock" in f or "renewal" in f]}
+                           "clock_flags": [f.text[:600] for f in r.flags if "clock" in f.text or "renewal" in f.text]}
                     if out:
                         out.write(json.dumps(rec) + "\n")
                         out.flush()

@@ -38,7 +38,6 @@ def test_profiler_probe_classifies_cublas_as_library():
 @pytest.fixture(scope="module")
 def gpu_results(suite, build_root):
     from multikernelbench.backends import get_backend
-
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates

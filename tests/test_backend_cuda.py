@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from multikernelbench.backends.registry import available_backends, get_backend
 
 

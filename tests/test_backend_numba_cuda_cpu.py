@@ -21,6 +21,7 @@ FILES = sorted(p.relative_to(ROOT / "solutions" / BACKEND).as_posix() for p in (
 
 def test_backend_runs_as_interpreter_without_gpu():
     import torch
+
     from multikernelbench.backends.registry import get_backend
 
     if torch.cuda.is_available():

@@ -64,8 +64,8 @@ def test_async_kernel_cannot_escape_the_clock(tmp_path, monkeypatch):
     """Attack first: with the plain host clock, a forward that returns before its kernel finished is timed as the
     enqueue alone; the backend's sampler waits for every queue the candidate used, so the kernel is inside."""
     import torch
-    from multikernelbench.backends.opencl_runtime import QueueFinishingSampler
 
+    from multikernelbench.backends.opencl_runtime import QueueFinishingSampler
     from multikernelbench.timing.host import HostClockSampler
     from multikernelbench.timing.loop import Plan
 

@@ -24,6 +24,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from multikernelbench.backends import light_headers as lh
 from multikernelbench.backends import nvcc_light, nvcc_split
 from multikernelbench.backends.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja

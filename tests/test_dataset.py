@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 from _suite_ids import suite_tasks
+
 from multikernelbench.dataset_builder import build
 from multikernelbench.dataset_builder.card import _PLACEHOLDER, FIELD_DOCS
 from multikernelbench.dataset_builder.push import PushError, execute, plan_push
-
 from multikernelbench.tasks import Task, load_from_dataset
 from multikernelbench.tasks.from_dataset import DatasetIntegrityError
 from multikernelbench.tasks.rows import from_dataset_row
@@ -248,6 +248,7 @@ def test_rows_are_typed_and_the_card_declares_them(built, tmp_path):
     """Shapes are structured features, category/dtype ClassLabels; the card's dataset_info and version say so."""
     import datasets
     import yaml
+
     from multikernelbench.dataset_builder.schema import FORMAT_VERSION, features_json
 
     suite = sorted(suite_tasks(), key=lambda t: t.id)

@@ -8,6 +8,7 @@ import pytest
 
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.runner import CodeExecutionNotAllowed, evaluate_candidates
+from multikernelbench.flags import FlagKind
 from multikernelbench.records import FailureKind, Status
 
 pytestmark = pytest.mark.slow
@@ -332,7 +333,8 @@ def test_compile_baseline_that_times_out_costs_only_the_baseline(suite, build_ro
     (r,) = evaluate_candidates([suite[RELU]], [cand(source, label="cb_slow")], cfg)
     assert r.status == Status.CORRECT, r.message
     assert r.compile_timing is None and r.speedup_compile is None and r.speedup > 0
-    assert any(f.startswith("no torch.compile baseline: timeout") for f in r.flags), r.flags
+    assert any(f.kind is FlagKind.NO_COMPILE_BASELINE and f.text.startswith("no torch.compile baseline: timeout")
+               for f in r.flags), r.flags
 
 
 def test_patch_during_timing_is_caught_with_compile_baseline(suite, build_root):

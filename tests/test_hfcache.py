@@ -57,7 +57,6 @@ def _run(code: str, tmp_path: Path, hf_home: Path, **env) -> subprocess.Complete
 
 def _check_loaded(out: dict) -> None:
     from multikernelbench.dataset_builder.schema import FORMAT_VERSION
-
     from multikernelbench.tasks import load_from_dataset
 
     packaged = load_from_dataset()

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from multikernelbench.backends import host_pch, nvcc_split
 
 REPO = Path(__file__).resolve().parent.parent

@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("tasks, anti-cheat probes, timing, results store", [
         "tasks", "suite", "prompts.exemplars.", "demo_solutions.", "anticheat", "timing", "store", "interop",
     ]),
-    ("records and utilities", ["", "records", "reasons", "wire", "util", "registry", "roofline", "host_peaks", "hardware", "extract",
+    ("records and utilities", ["", "records", "flags", "reasons", "wire", "util", "registry", "roofline", "host_peaks", "hardware", "extract",
                                "baselines"]),
 ]
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from multikernelbench.backends import nvcc_split
 from multikernelbench.backends.cuda_build import split_nvcc_in_ninja
 

@@ -166,7 +166,6 @@ def test_lanes_sharing_a_device_take_turns(suite, tmp_path):
     import threading
 
     from multikernelbench.backends import get_backend
-
     from multikernelbench.engine.build_stage import BuildStage
     from multikernelbench.engine.device_stage import CandidateEvaluation
     from multikernelbench.engine.reference import ReferenceService, SeedSource
@@ -227,7 +226,6 @@ def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
     import threading
 
     from multikernelbench.backends import get_backend
-
     from multikernelbench.engine.device_stage import CandidateEvaluation
     from multikernelbench.engine.gpu_turns import GpuTurns
     from multikernelbench.engine.reference import ReferenceService, SeedSource

@@ -145,7 +145,6 @@ def test_a_candidate_that_fails_before_its_clock_hands_over_the_prepared_worker(
 def evaluation(suite, tmp_path: Path, cfg: EngineConfig):
     """One candidate's device stage on the CPU backend, outside any runner (its own build folder)."""
     from multikernelbench.backends import get_backend
-
     from multikernelbench.engine.device_stage import CandidateEvaluation
     from multikernelbench.engine.reference import ReferenceService, SeedSource
 

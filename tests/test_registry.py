@@ -71,9 +71,8 @@ def test_a_registration_must_be_what_the_lazy_entry_names():
 
 
 def test_the_package_registries_refuse_a_second_owner_of_a_name():
-    from multikernelbench.backends import Backend, register_backend
-
     from multikernelbench.anticheat.static import register as register_rule
+    from multikernelbench.backends import Backend, register_backend
     from multikernelbench.prompts import get_contract, register_contract, register_strategy
     from multikernelbench.sampling import register_sampler
     from multikernelbench.sampling.base import Sampler

@@ -360,6 +360,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _gpu_backend_or_skip(name: str):
     import torch
+
     from multikernelbench.backends import get_backend
 
     if not torch.cuda.is_available():

@@ -38,7 +38,7 @@ from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.host_load import MAX_FACTOR
 from multikernelbench.engine.runner import evaluate_candidates
-from multikernelbench.engine.timing_guard import INCONCLUSIVE
+from multikernelbench.flags import FlagKind
 from multikernelbench.records import EvalResult, Status
 
 pytestmark = [pytest.mark.timing, pytest.mark.slow]
@@ -88,7 +88,7 @@ def _caught(name: str, r: EvalResult) -> None:
         # a confirming timing whose recalibration came out wider than the first timing's (the first one's
         # "clock audit" flag is then on the result: benchmarks/verdicts_under_load/README.md, Run 2).
         pytest.skip(f"host at the load cap ({r.host_load}): too busy to judge work hidden in the renewal")
-    if r.status == Status.CORRECT and any(f.startswith(INCONCLUSIVE) for f in r.flags):
+    if r.status == Status.CORRECT and any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in r.flags):
         assert r.speedup is None and r.host_load and r.host_load["timing"]["factor"] > 1.0, (r.speedup, r.host_load)
         return
     assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
@@ -110,7 +110,9 @@ def test_honest_twin_stays_correct_with_its_load_recorded(results):
     # clean one (seen at factor 1.55/1.64 in a suite run beside other jobs). The verdict must hold regardless.
     factors = [(r.host_load.get(k) or {}).get("factor", 1.0) for k in ("timing", "clean")]
     if max(factors) < OVERSUBSCRIBED:
-        assert not [f for f in r.flags if "clock audit" in f or f.startswith("reference slowed")], (r.flags, factors)
+        noted = {FlagKind.CLOCK_RETIMED, FlagKind.CLOCK_RECALIBRATED, FlagKind.CLOCK_INCONCLUSIVE,
+                 FlagKind.REFERENCE_SLOWED}
+        assert not [f for f in r.flags if f.kind in noted], (r.flags, factors)
 
 
 def test_balanced_renewal_is_caught(results):

@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from multikernelbench.backends import warm_wait
 from multikernelbench.backends.cuda_warm import PchWarmer, light_root_of
 from multikernelbench.backends.warm_jobs import plan, run_lanes
-
 from multikernelbench.engine.trace import HelperLog, Trace
 
 

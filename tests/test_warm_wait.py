@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+
 from multikernelbench.backends import warm_wait
 
 

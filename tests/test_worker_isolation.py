@@ -208,7 +208,6 @@ def test_worker_environment_is_an_allow_list(monkeypatch):
     """The builder itself (used by the local workers, the zygote and the Ray actors' zygotes): declared toolchain
     variables pass, secrets never, even where a pattern would let them."""
     from multikernelbench.backends.triton import TritonBackend
-
     from multikernelbench.util.worker_env import base_env, inherited
 
     for k, v in CANARIES.items():

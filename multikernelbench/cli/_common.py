@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -76,6 +77,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
     cfg.lanes_per_gpu = getattr(args, "lanes_per_gpu", 1)
     cfg.build_rank_nice = not getattr(args, "no_build_rank_nice", False)
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
+    check_options(cfg.backend, cfg.backend_options)
     if getattr(args, "gpus", None):
         cfg.gpus = tuple(int(g) for g in str(args.gpus).split(",") if g.strip())
     if args.build_root:
@@ -98,6 +100,19 @@ def parse_backend_options(items: list[str]) -> dict:
         except ValueError:
             out[key] = value
     return out
+
+
+def check_options(backend: str, options: dict[str, Any]) -> None:
+    """A typo in ``--backend-option`` stops the run before it starts, not silently later (or never)."""
+    from multikernelbench.backends.options import BackendOptionError
+    from multikernelbench.backends.registry import check_backend_options
+
+    try:
+        check_backend_options(backend, options)
+    except BackendOptionError as exc:
+        raise SystemExit(f"--backend-option: {exc}") from None
+    except KeyError:
+        return  # an unknown backend: reported where the backend is looked up, with the known names
 
 
 def json_printer(result: EvalResult, cand) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from multikernelbench.engine.config import EngineConfig, TimingConfig
+from multikernelbench.flags import FlagKind, of_kind
 from multikernelbench.records import EvalResult, Status
 
 DEFAULT_DIR = Path.home() / ".cache" / "multikernelbench"
@@ -121,11 +122,13 @@ def row(task, r: EvalResult, on_cpu: bool, extra: dict[str, Any] | None = None) 
             out[f"{name}_roofline_fraction"] = roofline_fraction(r.hardware, task.dtype, flops, nbytes, st.median_ms)
     if r.compile_timing is not None and r.eager_timing is not None:
         out["compile_speedup"] = r.eager_timing.median_ms / r.compile_timing.median_ms
-    problems = [f for f in r.flags if f.startswith("no torch.compile baseline")]
+    problems = of_kind(r.flags, FlagKind.NO_COMPILE_BASELINE)
     if problems:
-        out["compile_error"] = _both_ends(problems[0])
-    other = [f for f in r.flags if not f.startswith(("no torch.compile baseline", "fresh inputs:",
-                                                     "reference warm-up compile failed"))]
+        out["compile_error"] = _both_ends(problems[0].text)
+    # Not listed: the compile failure has its own field; the other two say how the run went, not what the
+    # reference's timing is worth.
+    routine = {FlagKind.NO_COMPILE_BASELINE, FlagKind.FRESH_INPUTS, FlagKind.REFERENCE_WARMUP_FAILED}
+    other = [f.text for f in r.flags if f.kind not in routine]
     if other:
         out["flags"] = other
     return out

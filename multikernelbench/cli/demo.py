@@ -127,7 +127,7 @@ def missing_pch_variants(backend) -> list[tuple[str, ...]]:
     """The backend's PCH flag sets (``WARM_VARIANTS``) whose ``.gch`` is not in its PCH folder yet; [] when the
     backend has no PCH or the probe fails (the run then goes on as the engine would anyway)."""
     variants = tuple(getattr(backend, "WARM_VARIANTS", ()))
-    if not variants or not backend.options.get("pch", True) or not hasattr(backend, "pch_root"):
+    if not variants or not getattr(backend.opts, "pch", True) or not hasattr(backend, "pch_root"):
         return []
     try:
         from multikernelbench.backends.cuda_warm import missing_pch_variants as probe

@@ -14,6 +14,7 @@ from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.messages import BaselineCompiled, CompileBaseline, DeviceTurn, Time, Timed, TurnGranted
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict, WorkerSession
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import Status, TimingStats
 from multikernelbench.wire import Series
 
@@ -82,13 +83,15 @@ class BaselineSteps:
                     self._turn_held = False
                     self.turns.release_exclusive()
             if reply.torch_rebinds:
-                out.flags.append("torch API rebound while the baseline compiled (not judged): "
-                                    + ", ".join(reply.torch_rebinds[:20]))
+                out.flags.append(Flag(FlagKind.BASELINE_TORCH_REBOUND,
+                                      "torch API rebound while the baseline compiled (not judged): "
+                                      + ", ".join(reply.torch_rebinds[:20])))
             return session, True
         except Verdict as v:
             if v.status == Status.CHEAT_DETECTED:
                 raise
-            out.flags.append(f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}")
+            out.flags.append(Flag(FlagKind.NO_COMPILE_BASELINE,
+                                  f"no torch.compile baseline: {v.status.value}: {v.message[:2000]}"))
             if v.status in (Status.TIMEOUT, Status.CRASH):  # the worker is gone: a fresh one for timing
                 session = self._session()
             return session, False

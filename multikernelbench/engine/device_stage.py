@@ -40,6 +40,7 @@ from multikernelbench.engine.timing_guard import (
     withhold_if_inconclusive,
 )
 from multikernelbench.engine.trace import Trace, trace_label
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
@@ -227,7 +228,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 self._fresh_shapes(session, out, seeds.weight)
             if self.config.skip_timing or not self.backend.timing_available:
                 if not self.backend.timing_available:
-                    out.flags.append("timing unavailable on this backend/device (correctness only)")
+                    out.flags.append(Flag(FlagKind.TIMING_UNAVAILABLE,
+                                          "timing unavailable on this backend/device (correctness only)"))
                 return
         n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
@@ -240,7 +242,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 return
             except ClockRetry as first:
                 del out.flags[n_flags:]  # the first timing's notes: the second one's replace them
-                out.flags.append(f"clock audit: the first timing showed {first}; timed again in a fresh worker")
+                out.flags.append(Flag(FlagKind.CLOCK_RETIMED,
+                                      f"clock audit: the first timing showed {first}; timed again in a fresh worker"))
                 self.trace(self.who, "clock audit finding: timing again in a fresh worker")
                 self.sessions.remove(session)
                 self.turns.dismiss(session.worker)
@@ -304,17 +307,19 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                           f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
         if reply.fresh_calls:
             self.fresh_overhead_ms = reply.fresh_ms / reply.fresh_calls
-            out.flags.append(f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
-                                f"each outside the clock; {len(planner.checks)} timed calls verified")
+            out.flags.append(Flag(FlagKind.FRESH_INPUTS,
+                                  f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
+                                  f"each outside the clock; {len(planner.checks)} timed calls verified"))
         fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
         judged = clean
         if confirming and clean is not None:
             with session.worker.paused():
                 judged = recalibrated(clean, before, self._time_clean(shape, weight_seed))
             if judged is not clean and judged is not None and judged.baseline and clean.baseline:
-                out.flags.append(f"clock audit: renewal judged against the clean worker recalibrated beside this "
-                                 f"timing ({judged.baseline.per_call_ms:.3f} ms per call there, "
-                                 f"{clean.baseline.per_call_ms:.3f} ms at the run's first calibration)")
+                out.flags.append(Flag(FlagKind.CLOCK_RECALIBRATED,
+                                      f"clock audit: renewal judged against the clean worker recalibrated beside "
+                                      f"this timing ({judged.baseline.per_call_ms:.3f} ms per call there, "
+                                      f"{clean.baseline.per_call_ms:.3f} ms at the run's first calibration)"))
         judge_clock(log, reply, fns, judged, cfg.anticheat, out,  # raises Verdict on work outside the clock
                     min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load,
                     cores=usable_cores())

@@ -16,6 +16,7 @@ from multikernelbench.engine.messages import Check, Checked
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.raw_outputs import rebuild_check
 from multikernelbench.engine.session import Verdict, WorkerSession
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import FailureKind, Status
 from multikernelbench.wire import CheckPayload, Evidence
 
@@ -48,17 +49,18 @@ class TrialSteps:
             return
         trials = self.seeds.fresh_shape_trials(self.task, self.config.fresh_shapes)
         if trials is None:
-            out.flags.append("fresh shapes: not checked (the task declares no SHAPE_RANGES)")
+            out.flags.append(Flag(FlagKind.FRESH_SHAPES,
+                                  "fresh shapes: not checked (the task declares no SHAPE_RANGES)"))
             out.fresh_shapes_checked = 0
             return
         for shape, seed in trials:
             try:
                 self._trial(session, shape, seed, weight_seed, first=False)
             except Verdict as v:
-                out.flags.append("fresh shapes: failed")
+                out.flags.append(Flag(FlagKind.FRESH_SHAPES, "fresh shapes: failed"))
                 v.message = f"on a fresh shape (drawn from the task's SHAPE_RANGES, not a test shape): {v.message}"
                 raise
-        out.flags.append(f"fresh shapes: {len(trials)} passed")
+        out.flags.append(Flag(FlagKind.FRESH_SHAPES, f"fresh shapes: {len(trials)} passed"))
         out.fresh_shapes_checked = len(trials)
 
     def _fail(self, failure: FailureKind | None, message: str, shape: dict) -> Verdict:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from multikernelbench.flags import Flag
 from multikernelbench.reasons import lead_with_cause
 from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
 
@@ -29,7 +30,7 @@ class BuildOutcome:
     compile_time_s: float | None = None  # None: not measured (a static check stopped it before any build)
     stdout: str | None = None  # the compile worker's output; None when no worker ran
     cached: bool = False
-    flags: list[str] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     #: The record this outcome was written into, when it came from ``BuildStage.run(..., result)``.
     result: EvalResult | None = None
 
@@ -58,7 +59,7 @@ class DeviceOutcome:
     outside_clock_ms: float | None = None
     host_load: dict | None = None
     fresh_shapes_checked: int | None = None
-    flags: list[str] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     stdout: str | None = None  # the last device worker's output; None when no worker started
 
     #: The fields copied as they are onto the record.

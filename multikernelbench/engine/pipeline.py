@@ -27,6 +27,7 @@ from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import EvalResult
 
 
@@ -132,7 +133,8 @@ class Pipeline:
         if self.warmup is None:
             return None
         ok, seconds, why = self.warmup.run(job.task, self.lanes[next(self.n_built) % len(self.lanes)])
-        flags = [] if ok else [f"reference warm-up compile failed ({why}); compiled in the device stage instead"]
+        flags = [] if ok else [Flag(FlagKind.REFERENCE_WARMUP_FAILED,
+                                    f"reference warm-up compile failed ({why}); compiled in the device stage instead")]
         return BuildOutcome(True, compile_time_s=seconds, flags=flags)
 
     def lane(self, gpu: int | None) -> None:

@@ -7,6 +7,7 @@ the speedup uses (the clean worker's: engine/timing_guard.py) changes only the s
 from __future__ import annotations
 
 from multikernelbench.engine.outcomes import DeviceOutcome
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.timing.interval import drift, speedup_interval
 
 
@@ -20,5 +21,6 @@ def attach_interval(out: DeviceOutcome, reference: list[float], candidate: list[
     d = drift(reference)
     out.reference_drift = d
     if d is not None and d > drift_bound:
-        out.flags.append(f"reference drifted {d:.2f}x between the halves of its {len(reference)} samples "
-                         f"(bound {drift_bound:.2f}x): the speedup is uncertain, see its interval")
+        out.flags.append(Flag(FlagKind.REFERENCE_DRIFT,
+                              f"reference drifted {d:.2f}x between the halves of its {len(reference)} samples "
+                              f"(bound {drift_bound:.2f}x): the speedup is uncertain, see its interval"))

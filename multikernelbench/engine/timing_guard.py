@@ -20,6 +20,7 @@ from multikernelbench.engine.host_load import HostLoad
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import Status, TimingStats
 from multikernelbench.wire import REFERENCE, Series
 
@@ -60,14 +61,15 @@ def recalibrated(cached: CleanTiming | None, *fresh: CleanTiming | None) -> Clea
     return replace(cached, baseline=best)
 
 
-#: How a result whose clock findings load alone could produce is flagged (not convicted, no speedup).
+#: How a result whose clock findings load alone could produce is flagged (not convicted, no speedup): the
+#: text of its :attr:`~multikernelbench.flags.FlagKind.CLOCK_INCONCLUSIVE` flag begins so.
 INCONCLUSIVE = "clock audit inconclusive under load (not a conviction)"
 
 
 def withhold_if_inconclusive(result: DeviceOutcome) -> None:
     """A timing the clock audit could not clear because of host load earns no speedup: neither an honest
     candidate's (re-run it on a quieter host) nor an attacker's that raised the load to hide behind it."""
-    if any(f.startswith(INCONCLUSIVE) for f in result.flags):
+    if any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in result.flags):
         result.speedup = result.speedup_clean = result.speedup_compile = None
         result.speedup_low = result.speedup_high = None
 
@@ -103,10 +105,11 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
     if load is not None and load.oversubscribed and findings == found.load_sensitive:
         beyond = [f for f, m in zip(findings, found.margins) if m > load.factor or f in found.cpu]
         if not beyond:
-            result.flags.append(
+            result.flags.append(Flag(
+                FlagKind.CLOCK_INCONCLUSIVE,
                 f"{INCONCLUSIVE}: {'; '.join(findings)}; the host had {load.label()} (factor {load.factor:.2f}), "
                 f"which can stretch an honest difference that far (largest excess "
-                f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported")
+                f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported"))
             return
         findings = [f if f in found.cpu else f + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)"
                     for f in beyond]
@@ -128,8 +131,9 @@ def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg:
     if clean is None:
         return in_worker
     if clean.eager is None:
-        result.flags.append(f"no clean reference timing ({clean.error or 'no samples'}): the speedup is taken "
-                            "against the reference in the candidate's worker, not cross-checked")
+        result.flags.append(Flag(FlagKind.NO_CLEAN_REFERENCE,
+                                 f"no clean reference timing ({clean.error or 'no samples'}): the speedup is taken "
+                                 "against the reference in the candidate's worker, not cross-checked"))
         return in_worker
     result.clean_eager_timing = clean.eager
     cand, eager = result.candidate_timing, result.eager_timing
@@ -141,10 +145,11 @@ def apply_clean_reference(result: DeviceOutcome, clean: CleanTiming | None, cfg:
     spread = math.hypot(_rel_spread(eager), _rel_spread(clean.eager))
     bound = max(cfg.reference_slowdown, 1.0 + 4.0 * spread)
     if ratio > bound:
-        result.flags.append(
+        result.flags.append(Flag(
+            FlagKind.REFERENCE_SLOWED,
             f"reference slowed in the candidate's worker: eager {eager.median_ms:.3f} ms there, "
             f"{clean.eager.median_ms:.3f} ms in a clean worker ({ratio:.2f}x, bound {bound:.2f}x); the speedup "
-            "is taken against the clean reference")
+            "is taken against the clean reference"))
     return used
 
 

@@ -52,7 +52,7 @@ def reason_of(stored: StoredResult) -> str:
     reasons.py); for a correct sample its flags (warnings that did not fail it), else nothing."""
     r = stored.result
     if r.status is Status.CORRECT:
-        return "; ".join(r.flags)
+        return "; ".join(f.text for f in r.flags)
     first = r.message.strip().splitlines()[0] if r.message.strip() else ""
     kind = r.failure.value if r.failure is not None else ""
     return f"{kind}: {first}" if kind and first else kind or first

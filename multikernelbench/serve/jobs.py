@@ -82,7 +82,9 @@ class Job:
     finished_at: float | None = None
     result_json: str | None = None  # the result without its candidate label (no job ids leave the service)
     message: str = ""
-    preemptions: int = 0  # times its run was stopped for a cheaper client (serve/preempt.py)
+    preemptions: int = 0  # stops that count against it: once a run of it lasted preempt_after_s (serve/preempt.py)
+    stops: int = 0  # every time its run was stopped for a cheaper client, counted or not
+    overran: bool = False  # a run of it lasted preempt_after_s and was stopped: later runs are on sufferance
     followers: list[Job] = field(default_factory=list)
     waiters: list[Callable[[], None]] = field(default_factory=list)
 

@@ -95,6 +95,7 @@ class RunStop:
         self._lock = threading.Lock()
         self._pids: list[int] = []
         self.stopped = False
+        self.overran = False  # the run had lasted preempt_after_s when it was stopped (serve/preempt.py)
 
     def adopt(self, pid: int) -> None:
         with self._lock:
@@ -257,10 +258,10 @@ class _Lane:
                 print(f"mkb serve: lane {self.index}: run failed: {exc!r}", file=sys.stderr)
             error = f"harness error: {type(exc).__name__}: {exc}"
         with self.stop_lock:
-            stopped, left = self.stopping(), list(self.labels.values())
+            stop, stopped, left = self.run_stop, self.stopping(), list(self.labels.values())
             self.run_stop, self.labels = None, {}
         if stopped:
-            self.service.preemptor.returned(self.index, left)
+            self.service.preemptor.returned(self.index, left, overran=stop is not None and stop.overran)
             return
         for job in left:  # not emitted (a run's time limit): fail closed, never a hang
             self.service.finish(self.index, job, None, error or "harness: the engine returned no result for it")

@@ -8,17 +8,21 @@ tell that job from an honest slow one; the share can: the sleeper's client is th
 The policy, kept simple on purpose:
 
 * **Who is stopped** (``FairQueue.victim``): only when every lane is busy and a client not over its share
-  waits; only a lane whose job has run ``preempt_after_s`` (default 10 s on CPU lanes, 120 s on GPU lanes,
-  where an honest CUDA build alone takes tens of seconds) for a client over its share. Honest jobs that fit
-  in ``preempt_after_s`` are never stopped.
+  waits; only a lane of a client over its share, and then either at once, if the run is on sufferance (taken
+  while its client was already over its share, or a job that outlasted ``preempt_after_s`` before), or after
+  ``preempt_after_s`` (default 10 s on CPU lanes, 120 s on GPU lanes, where an honest CUDA build alone takes
+  tens of seconds). A run taken within its client's share is protected for ``preempt_after_s``.
 * **What happens to it**: the run's workers are killed (serve/lanes.py: the lane's zygote forked them all,
   their sessions go, compilers included), whatever that run reports is dropped (no result, no cache entry,
   no results-store row), a half-built folder is removed, and the job goes back to the front of its client's
   queue, charged for the lane time it used. It runs again from the start: one job has one answer, the one of
   the run that finished.
-* **Bounded**: a job stopped more than ``max_preemptions`` times is ended instead, ``failed`` with a one-line
-  ``preempted: ...`` message (nothing cached, the client may resubmit), so a job that always outlasts the
-  bound cannot cycle through the lanes for ever.
+* **Bounded**: once a run of a job has lasted ``preempt_after_s``, every stop of it counts; a job with more
+  than ``max_preemptions`` counted stops is ended instead, ``failed`` with a one-line ``preempted: ...``
+  message (nothing cached, the client may resubmit), so a job that always outlasts the bound cannot cycle
+  through the lanes for ever. Stops of a job that never ran ``preempt_after_s`` do not count: an honest job
+  shorter than that is never failed because other clients' work arrived, however often it is restarted
+  (and its restarts are bounded by the share: it is protected once its client falls within its share).
 
 A checker thread looks every ``PERIOD_S`` and whenever the service's condition is notified (a submission, a
 job's end); the kill happens outside the service's lock.
@@ -80,12 +84,14 @@ class Preemptor:
             return None
         stop = lanes[index].preempt()
         if stop is not None:
-            svc.metrics.count("preemptions")
+            stop.overran = svc.sched.overran_after(index, now)
+            svc.metrics.count("preemptions", 'kind="overran"' if stop.overran else 'kind="sufferance"')
         return stop
 
-    def returned(self, lane: int, jobs: list[Job]) -> None:
+    def returned(self, lane: int, jobs: list[Job], overran: bool = False) -> None:
         """A stopped run's unreported jobs (from the lane's thread, after the run returned): each back in its
-        client's queue, or ended once it was stopped more than ``max_preemptions`` times."""
+        client's queue, or ended once it has more than ``max_preemptions`` counted stops. ``overran``: the
+        run had lasted ``preempt_after_s`` when it was stopped."""
         svc = self.service
         ended = []
         for job in jobs:
@@ -93,7 +99,10 @@ class Preemptor:
         now = time.time()
         with svc.lock:
             for job in jobs:
-                job.preemptions += 1
+                job.stops += 1
+                job.overran = job.overran or overran
+                if job.overran:
+                    job.preemptions += 1
                 if job.preemptions > self.max_preemptions:
                     ended.append(job)
                     continue
@@ -101,7 +110,7 @@ class Preemptor:
                 svc.sched.done(lane, job, now)  # the lane time it used is its client's
                 for j in [job, *job.followers]:
                     j.state, j.started_at = self.queued, None
-                svc.sched.requeue(job.client, job, job.compute_s, now)
+                svc.sched.requeue(job.client, job, job.compute_s, now, overran=job.overran)
             svc.lock.notify_all()
         for job in ended:
             svc.finish(lane, job, None, f"preempted: stopped {job.preemptions} times after running "
