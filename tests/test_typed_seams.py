@@ -7,6 +7,7 @@ import json
 
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Skipped, record
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.store import ResultStore
 from multikernelbench.wire import REFERENCE, Series
@@ -39,7 +40,7 @@ def test_reuse_reads_the_field_not_the_flag(tmp_path):
     runner.config = EngineConfig(fresh_shapes=2)
     checked = _blank(fresh_shapes_checked=2)
     checked.status = Status.CORRECT
-    unchecked = _blank(flags=["fresh shapes: 2 passed"])  # text alone no longer decides
+    unchecked = _blank(flags=[Flag(FlagKind.FRESH_SHAPES, "fresh shapes: 2 passed")])  # the flag alone no longer decides
     unchecked.status = Status.CORRECT
     assert runner._reusable(checked) and not runner._reusable(unchecked)
     runner.config = EngineConfig(fresh_shapes=0)
@@ -52,19 +53,21 @@ def test_reuse_reads_the_field_not_the_flag(tmp_path):
 
 def test_outcomes_become_one_record():
     r = _blank()
-    record(r, BuildOutcome(True, compile_time_s=1.5, stdout="built", flags=["warm"]))
+    warm, timed = Flag(FlagKind.REFERENCE_WARMUP_FAILED, "warm"), Flag(FlagKind.FRESH_INPUTS, "timed")
+    record(r, BuildOutcome(True, compile_time_s=1.5, stdout="built", flags=[warm]))
     assert r.status == Status.RUNTIME_ERROR and r.compile_time_s == 1.5 and r.stdout == "built"
     t = TimingStats(1.0, 1.0, 1.0, 1.0, 0.0, 5, 0.0, "m")
     dev = DeviceOutcome(Status.CHEAT_DETECTED, "caught after timing", candidate_timing=t, speedup=9.0,
-                        fresh_shapes_checked=2, flags=["timed"])
+                        fresh_shapes_checked=2, flags=[timed])
     record(r, dev)
     assert (r.status, r.message, r.speedup, r.candidate_timing) == (Status.CHEAT_DETECTED, "caught after timing",
                                                                     9.0, t)
-    assert r.flags == ["warm", "timed"] and r.stdout == "built" and r.fresh_shapes_checked == 2
+    assert r.flags == [warm, timed] and r.stdout == "built" and r.fresh_shapes_checked == 2
     r2 = record(_blank(), BuildOutcome(False, Status.COMPILE_ERROR, FailureKind.EXCEPTION, "no", stdout="log"))
     assert (r2.status, r2.failure, r2.message, r2.stdout) == (Status.COMPILE_ERROR, FailureKind.EXCEPTION, "no", "log")
-    r3 = record(_blank(), HarnessError("harness error while evaluating: boom", DeviceOutcome(flags=["partial"])))
-    assert r3.status == Status.RUNTIME_ERROR and r3.message.endswith("boom") and r3.flags == ["partial"]
+    partial = Flag(FlagKind.FRESH_SHAPES, "partial")
+    r3 = record(_blank(), HarnessError("harness error while evaluating: boom", DeviceOutcome(flags=[partial])))
+    assert r3.status == Status.RUNTIME_ERROR and r3.message.endswith("boom") and r3.flags == [partial]
     r4 = record(_blank(), Skipped("not started"))
     assert r4.status == Status.RUNTIME_ERROR and r4.message == "not started"
 
