@@ -112,7 +112,7 @@ def from_row(texts: Any, kinds: Any = None) -> list[Flag]:
     text's kind from its first words (:func:`legacy_kind`)."""
     texts = [t if isinstance(t, str) else str(t) for t in texts or []]
     if isinstance(kinds, list) and len(kinds) == len(texts):
-        return [Flag(_kind(k), t) for k, t in zip(kinds, texts)]
+        return [Flag(_kind(k), t) for k, t in zip(kinds, texts, strict=True)]
     return [Flag(legacy_kind(t), t) for t in texts]
 
 
