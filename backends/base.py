@@ -157,7 +157,7 @@ class Backend(abc.ABC):
     def device(self) -> torch.device:
         return torch.device(self.device_type)
 
-    def synchronize(self) -> None:
+    def synchronize(self) -> None:  # noqa: B027 - a hook: nothing to do unless a subclass has
         """Wait for all queued device work (all streams) to finish."""
 
     def warm_device(self) -> None:

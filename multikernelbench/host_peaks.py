@@ -84,18 +84,18 @@ def measure(threads: int) -> dict[str, Any]:
         for size in COPY_SIZES:
             src = torch.ones(size // 4, dtype=torch.float32)
             dst = torch.empty_like(src)
-            by_bytes[str(2 * size)] = 2 * size / _best_seconds(lambda: dst.copy_(src)) / 1e9
+            by_bytes[str(2 * size)] = 2 * size / _best_seconds(lambda dst=dst, src=src: dst.copy_(src)) / 1e9
         # A smaller working set is never slower to stream than a larger one; a dip (a run descheduled by
         # another process) is replaced by the rate of the next larger set.
         sizes = sorted(by_bytes, key=int)
-        for small, large in zip(reversed(sizes[:-1]), reversed(sizes[1:])):
+        for small, large in zip(reversed(sizes[:-1]), reversed(sizes[1:]), strict=True):
             by_bytes[small] = max(by_bytes[small], by_bytes[large])
         table: dict[str, Any] = {"copy_bandwidth_gbps": by_bytes[str(2 * COPY_SIZES[-1])],
                                  "copy_bandwidth_by_bytes_gbps": by_bytes}
         for dtype, (key, n) in MATMUL.items():
             a = torch.rand(n, n).to(getattr(torch, dtype))
             b = torch.rand(n, n).to(getattr(torch, dtype))
-            table[key] = 2 * n ** 3 / _best_seconds(lambda: torch.matmul(a, b)) / 1e12
+            table[key] = 2 * n ** 3 / _best_seconds(lambda a=a, b=b: torch.matmul(a, b)) / 1e12
     finally:
         torch.set_num_threads(before)
     table.update(threads=threads, torch=torch.__version__,

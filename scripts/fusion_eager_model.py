@@ -104,7 +104,7 @@ MULTIPASS = {"aten.logsumexp": 3.0, "aten.native_group_norm": 2.0}
 def cost(ops, dtype, cal=CAL, detail=False):
     total = 0.0
     rows = []
-    for name, func, ins, outs, args in ops:
+    for name, func, ins, outs, _args in ops:
         if name in VIEWISH or getattr(func, "is_view", False):
             continue
         seen = set()
@@ -126,7 +126,7 @@ def cost(ops, dtype, cal=CAL, detail=False):
                 continue
             seen.add(id(t))
             real = 1
-            for s, st in zip(t.shape, t.stride()):
+            for s, st in zip(t.shape, t.stride(), strict=True):
                 if st != 0:
                     real *= s
             rb += real * t.element_size()

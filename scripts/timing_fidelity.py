@@ -68,7 +68,7 @@ def child(mode: str) -> None:
                 fn(i)
         torch.cuda.synchronize()
         torch.cuda.profiler.start()
-        for name, fn in fns.items():
+        for _name, fn in fns.items():
             for i in range(5):
                 torch.cuda._sleep(1000)  # marker kernel ("spin_kernel") delimiting one timed call
                 fn(i)

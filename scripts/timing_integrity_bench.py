@@ -74,7 +74,7 @@ def main() -> int:
     t0 = time.perf_counter()
     results = evaluate_candidates([task], cands, cfg)
     out = open(args.out, "w") if args.out else sys.stdout
-    for c, r in zip(cands, results):
+    for c, r in zip(cands, results, strict=True):
         d = r.to_dict()
         row = {"candidate": c.label, "status": d["status"], "speedup": d.get("speedup"),
                "candidate_ms": (d.get("candidate_timing") or {}).get("median_ms"),

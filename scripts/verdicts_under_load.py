@@ -117,7 +117,7 @@ def evaluate(cands, build_root: Path, seed: int, budget_s: float, custom_kernel:
                        compile_timeout_s=900.0, run_timeout_s=180.0, compile_workers=2,
                        anticheat=AntiCheatConfig(require_custom_kernel=custom_kernel),
                        timing=TimingConfig(budget_s=budget_s))
-    return list(zip(cands, evaluate_candidates(tasks, cands, cfg, on_result=on_result)))
+    return list(zip(cands, evaluate_candidates(tasks, cands, cfg, on_result=on_result), strict=True))
 
 
 def main() -> int:

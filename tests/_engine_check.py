@@ -28,4 +28,4 @@ def evaluate_backend_solutions(backend: str, build_root: Path, timing=None, lean
     cfg = EngineConfig(backend=backend, build_root=build_root, allow_code_execution=True, seed=7,
                        compile_workers=2, memory_limit_gb=0.0, run_timeout_s=300.0, **extra)
     results = evaluate_candidates(tasks, cands, cfg)
-    return {c.label: (c, r) for c, r in zip(cands, results)}
+    return {c.label: (c, r) for c, r in zip(cands, results, strict=True)}

@@ -228,7 +228,7 @@ def wrong_results(suite, build_root):
     with ThreadPoolExecutor(sum(len(runs) for runs in passes.values())) as pool:
         futures = {static: [(cands, pool.submit(evaluate_candidates, tasks, cands, cfg))
                             for tasks, cands, cfg in runs] for static, runs in passes.items()}
-        out = {static: {c.label: r for cands, fut in runs for c, r in zip(cands, fut.result())}
+        out = {static: {c.label: r for cands, fut in runs for c, r in zip(cands, fut.result(), strict=True)}
                for static, runs in futures.items()}
     print(f"\nwrong candidates: {time.perf_counter() - t0:.0f} s")
     return out[True], out[False]
@@ -288,7 +288,7 @@ def test_correct_solutions_not_flagged(suite, engine_config):
     results = evaluate_candidates([suite[c.task_id] for c in cands], cands,
                                   engine_config(timing=_quick_timing()))
     print(f"\n{len(cands)} correct solutions: {time.perf_counter() - t0:.0f} s")
-    bad = {c.label: f"{r.status.value}: {r.message}" for c, r in zip(cands, results) if r.status != Status.CORRECT}
+    bad = {c.label: f"{r.status.value}: {r.message}" for c, r in zip(cands, results, strict=True) if r.status != Status.CORRECT}
     assert not bad, bad
     # The speedup bound really applies to a correct kernel's measured numbers.
     relu = [c for c in cands if c.task_id == "activation.relu"]

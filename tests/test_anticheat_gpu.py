@@ -55,7 +55,7 @@ def gpu_results(suite, build_root):
                            run_timeout_s=120.0, timing=TimingConfig(min_runs=3, max_runs=10, budget_s=0.5),
                            anticheat=AntiCheatConfig(static_checks=static))
         results = evaluate_candidates([suite[c.task_id] for c in cands], cands, cfg)
-        out[static] = {c.label: r for c, r in zip(cands, results)}
+        out[static] = {c.label: r for c, r in zip(cands, results, strict=True)}
     return out
 
 

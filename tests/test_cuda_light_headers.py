@@ -281,7 +281,7 @@ def test_the_shim_written_from_several_threads_at_once(tmp_path):
         folder = tmp_path / str(i)
         barrier = threading.Barrier(3)
 
-        def write() -> None:
+        def write(barrier: threading.Barrier = barrier, folder: Path = folder) -> None:
             barrier.wait()
             try:
                 nvcc_light.write_shim(folder)

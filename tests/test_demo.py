@@ -76,7 +76,7 @@ def test_demo_quick_set(tmp_path, build_root):
     assert "0 unexpected" in out.stdout and "activation.tanh" in out.stdout  # the table was printed
     assert "Next: `mkb report" in out.stdout
     assert f"stopped after {demo.QUICK_RUN_TIMEOUT_S:g} s" in out.stderr  # the demo limits are said
-    for candidate, status, record in rows:
+    for _candidate, status, record in rows:
         rec = json.loads(record)
         if status == "correct":
             assert rec["speedup"] > 0

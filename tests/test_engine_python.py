@@ -133,7 +133,7 @@ def outcomes(suite, build_root):
                        output_limit_mb=16.0, compile_workers=2)
     cands = [cand(body, label=name) for name, (body, _, _) in CASES.items()]
     results = evaluate_candidates([suite[RELU]], cands, cfg)
-    return {c.label: r for c, r in zip(cands, results)}
+    return {c.label: r for c, r in zip(cands, results, strict=True)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -239,7 +239,7 @@ def sampled_outcomes(suite, build_root):
                        timed_check_positions=500, timed_check_edge=16)
     cands = [cand(body, label=name) for name, (body, _, _) in SAMPLED_CASES.items()]
     results = evaluate_candidates([suite[RELU]], cands, cfg)
-    return {c.label: r for c, r in zip(cands, results)}
+    return {c.label: r for c, r in zip(cands, results, strict=True)}
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLED_CASES))

@@ -76,7 +76,7 @@ def run_candidates(task, build_root: Path) -> dict[str, EvalResult]:
     cands = [Candidate(task_id=TASK, source=p.read_text(), label=name) for name, p in paths.items()]
     cfg = engine_config(build_root)
     results = evaluate_candidates([task], cands, cfg)
-    out = {c.label: r for c, r in zip(cands, results)}
+    out = {c.label: r for c, r in zip(cands, results, strict=True)}
     # The twin once more, after the others (its build is cached): the bound uses the faster of its two
     # timings, so a burst of load during one of them cannot turn an honestly timed candidate into a failure.
     (out["twin_again"],) = evaluate_candidates([task], cands[:1], cfg)

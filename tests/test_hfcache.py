@@ -90,7 +90,7 @@ def test_cache_paths_are_the_libraries_own(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads((tmp_path / "p.json").read_text())
-    for case, (datasets_dir, modules_dir) in zip(cases, got):
+    for case, (datasets_dir, modules_dir) in zip(cases, got, strict=True):
         env = {k: v for k, v in os.environ.items()
                if k not in ("HF_HOME", "XDG_CACHE_HOME", "HF_DATASETS_CACHE", "HF_MODULES_CACHE")}
         env.update(case)

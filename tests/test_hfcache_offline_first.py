@@ -92,7 +92,7 @@ def test_a_local_folder_and_other_names_are_left_to_the_library(tmp_path):
     offline_first.patch_datasets()
     offline_first.patch_datasets()  # idempotent: one wrapper
     fn = load_mod.dataset_module_factory
-    assert getattr(fn, "_mkb_offline_first") and not getattr(fn.__wrapped__, "_mkb_offline_first", False)
+    assert fn._mkb_offline_first and not getattr(fn.__wrapped__, "_mkb_offline_first", False)
     shortcut = offline_first._dataset_shortcut(load_mod)
     assert shortcut({"path": "org/multikernelbench"}) is None
     assert shortcut({"path": "multikernelbench", "data_files": ["x.parquet"]}) is None

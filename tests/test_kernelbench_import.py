@@ -165,7 +165,7 @@ def test_candidates_under_both_policies(imported, engine_config, tmp_path, polic
     cfg = engine_config(skip_timing=True, policy=policy)
     with ResultStore(tmp_path / "r.sqlite") as store:
         results = evaluate_candidates([tasks[c.task_id] for c in cands], cands, cfg, store=store)
-        got = {c.label: r for c, r in zip(cands, results)}
+        got = {c.label: r for c, r in zip(cands, results, strict=True)}
         wrong = {label: (got[label].status, got[label].message[:600]) for label, (_, _, want_mkb, want_kb)
                  in CASES.items() if got[label].status is not (want_mkb if policy == "mkb" else want_kb)}
         assert not wrong

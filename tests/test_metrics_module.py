@@ -58,7 +58,7 @@ def test_card_has_required_sections():
 def test_module_matches_library_after_arrow_round_trip(metric):
     rng = random.Random(5)
     preds, cats = [], []
-    for i in range(12):
+    for _ in range(12):
         task = []
         for _ in range(rng.randint(3, 5)):
             compiled = rng.random() < 0.8
@@ -210,7 +210,7 @@ def test_folder_is_a_space_whose_widget_scores(metric):
     assert any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "launch_gradio_widget" for n in ast.walk(app))
     requirements = (METRIC_DIR / "requirements.txt").read_text().split()
     assert "multikernelbench[metrics]" in requirements
-    names, types = zip(*metric.features[0].items())
+    names, types = zip(*metric.features[0].items(), strict=True)
     assert names == ("predictions", "references")
     table = pd.DataFrame({"predictions": ['[{"compiled": true, "correct": true, "speedup": 2.0}]'],
                           "references": ['"activation.relu"']})

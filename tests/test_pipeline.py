@@ -142,7 +142,7 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path, cpu_pch):
                "--trace", str(tmp_path / f"t{k}.log")]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=900) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-3000:]
         rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         assert [r["status"] for r in rows] == ["correct"], rows
@@ -190,14 +190,14 @@ def test_lanes_sharing_a_device_take_turns(suite, tmp_path):
     stage = BuildStage(backend, cfg, trace)
     results = [EvalResult(task_id=RELU, task_hash=task.content_hash, backend="cpu", candidate=c.label,
                           code_hash=c.code_hash, status=Status.RUNTIME_ERROR) for c in cands]
-    for c, r in zip(cands, results):
+    for c, r in zip(cands, results, strict=True):
         assert stage.run(task, c, r).ok, r.message
 
     def device(c: Candidate, r: EvalResult) -> None:
         CandidateEvaluation(task, c.source, stage.build_dir(c), backend, cfg, seeds, ReferenceService(backend.device()),
                             trace=trace, device_lock=lock).run(r)
 
-    threads = [threading.Thread(target=device, args=(c, r)) for c, r in zip(cands, results)]
+    threads = [threading.Thread(target=device, args=(c, r)) for c, r in zip(cands, results, strict=True)]
     for t in threads:
         t.start()
     for t in threads:
@@ -248,7 +248,7 @@ def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
                             ReferenceService(backend.device()), trace=trace, device_lock=lock).run(r)
 
     assert len(reference_candidates(tasks)) == 2
-    threads = [threading.Thread(target=device, args=(t, r)) for t, r in zip(tasks, results)]
+    threads = [threading.Thread(target=device, args=(t, r)) for t, r in zip(tasks, results, strict=True)]
     for t in threads:
         t.start()
     for t in threads:
@@ -271,7 +271,7 @@ def test_shared_device_compile_runs_its_device_steps_in_turns(suite, tmp_path):
         assert takes[1] - gives[0] >= 1.0, ev
         t0 = next(s for s, w in ev if w.startswith("time start"))
         t1 = next(s for s, w in ev if w.startswith("time end"))
-        busy[task_id] = list(zip(takes, gives)) + [(t0, t1)]
+        busy[task_id] = list(zip(takes, gives, strict=True)) + [(t0, t1)]
     (a, b) = busy.values()
     for x0, x1 in a:
         for y0, y1 in b:

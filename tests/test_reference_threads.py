@@ -22,5 +22,5 @@ def test_concurrent_model_construction_is_seed_exact():
     with ThreadPoolExecutor(8) as pool:
         for _ in range(5):
             seeds = list(range(8)) * 4
-            for seed, weight in zip(seeds, pool.map(build, seeds)):
+            for seed, weight in zip(seeds, pool.map(build, seeds), strict=True):
                 assert torch.equal(weight, expected[seed])

@@ -30,7 +30,8 @@ def _sampler(url, **kw):
     return OpenAISampler(OpenAIConfig(**cfg))
 
 
-def _ask(sampler, n=1, params=SamplingParams(max_tokens=512)):
+def _ask(sampler, n=1, params=None):
+    params = params or SamplingParams(max_tokens=512)
     results = []
     reqs = [Request((i,), ({"role": "user", "content": f"question {i}"},)) for i in range(n)]
     sampler.run(reqs, params, lambda r, c: results.append(c))

@@ -195,7 +195,7 @@ def attack_results(suite, build_root):
     finally:
         stray = _stray(targets)
     after = _listing(roots)
-    return {c.label: r for c, r in zip(cands, results)}, before, after, stray
+    return {c.label: r for c, r in zip(cands, results, strict=True)}, before, after, stray
 
 
 @pytest.mark.slow
@@ -386,9 +386,9 @@ def test_shipped_gpu_solutions_correct_under_the_sandbox(suite, build_root, back
                        run_timeout_s=180.0, timing=TimingConfig(min_runs=3, max_runs=10, budget_s=0.3,
                                                                  compile_baseline=True))
     results = evaluate_candidates([suite[c.task_id] for c in cands], cands, cfg)
-    for c, r in zip(cands, results):
+    for c, r in zip(cands, results, strict=True):
         print(backend, c.label, r.status.value, r.sandbox, r.speedup, r.speedup_compile, r.message[:300])
-    bad = {c.label: (r.status.value, r.message[-1500:]) for c, r in zip(cands, results) if r.status != Status.CORRECT}
+    bad = {c.label: (r.status.value, r.message[-1500:]) for c, r in zip(cands, results, strict=True) if r.status != Status.CORRECT}
     assert not bad, bad
     assert all(r.sandbox == support().label() and r.compile_timing is not None for r in results)
 

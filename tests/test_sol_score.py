@@ -33,7 +33,7 @@ def test_sol_score_is_continuous_and_monotone():
     assert sol_score(b * (1 + 1e-12), b) == pytest.approx(0.5, abs=1e-9)
     grid = [b * 2 ** (i / 8) for i in range(-40, 30)]
     scores = [sol_score(f, b) for f in grid]
-    assert all(x <= y for x, y in zip(scores, scores[1:]))
+    assert all(x <= y for x, y in zip(scores, scores[1:], strict=False))
     assert all(0 < x <= 1 for x in scores)
 
 

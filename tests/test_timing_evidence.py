@@ -60,7 +60,7 @@ def _config(build_root: Path, custom_kernel: bool, run_timeout_s: float = 120.0)
 
 def _run(task, paths: dict[str, Path], cfg: EngineConfig) -> dict[str, EvalResult]:
     cands = [Candidate(task_id=TASK, source=p.read_text(), label=name) for name, p in paths.items()]
-    return {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg))}
+    return {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg), strict=True)}
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def test_honest_relu_beside_pinned_burners_is_not_convicted(suite, build_root):
     cfg = _config(build_root, True)
     procs = _burners(2)
     try:
-        got = dict(zip(paths, evaluate_candidates([relu], cands, cfg)))
+        got = dict(zip(paths, evaluate_candidates([relu], cands, cfg), strict=True))
     finally:
         for p in procs:
             p.kill()

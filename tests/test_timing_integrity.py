@@ -53,7 +53,7 @@ def _config(build_root: Path, custom_kernel: bool) -> EngineConfig:
 
 def _run(task, paths: dict[str, Path], cfg: EngineConfig) -> dict[str, EvalResult]:
     cands = [Candidate(task_id=TASK, source=p.read_text(), label=name) for name, p in paths.items()]
-    return {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg))}
+    return {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg), strict=True)}
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,7 @@ def results(tmp_path_factory):
     cfg = EngineConfig(backend="cuda", build_root=tmp_path_factory.mktemp("builds"), allow_code_execution=True,
                        anticheat=AntiCheatConfig(require_custom_kernel=False), run_timeout_s=300.0,
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=2.0, warmup=1))
-    out = {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg))}
+    out = {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg), strict=True)}
     for name, r in out.items():
         ct = r.candidate_timing
         print(f"{name}: {r.status.value} speedup={r.speedup} clean={r.speedup_clean} outside={r.outside_clock_ms} "

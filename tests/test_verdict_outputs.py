@@ -110,7 +110,7 @@ def results(suite, build_root) -> dict[str, EvalResult]:
     names = ("lazy_output_observer", "got_clock_shave", "inline_clock_shave", "honest_relu_strided",
              "honest_relu_loop")
     cands = [Candidate(task_id=TASK, source=(DATA / f"{n}.py").read_text(), label=n) for n in names]
-    out = {c.label: r for c, r in zip(cands, evaluate_candidates([suite[TASK]], cands, cfg))}
+    out = {c.label: r for c, r in zip(cands, evaluate_candidates([suite[TASK]], cands, cfg), strict=True)}
     # The lazy output once more with the runtime checks off (no RecordFunction check, no evidence): what the
     # raw-bytes reading alone makes of it (its build is cached).
     cfg.anticheat = AntiCheatConfig(require_custom_kernel=False, runtime_checks=False)

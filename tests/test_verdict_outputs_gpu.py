@@ -60,7 +60,7 @@ def results(tmp_path_factory):
     cfg = EngineConfig(backend="cuda", build_root=tmp_path_factory.mktemp("builds"), allow_code_execution=True,
                        anticheat=AntiCheatConfig(require_custom_kernel=False), run_timeout_s=300.0,
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=2.0, warmup=1))
-    out = {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg))}
+    out = {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg), strict=True)}
     cfg.anticheat = AntiCheatConfig(require_custom_kernel=False, runtime_checks=False)
     (out["lazy_unhooked"],) = evaluate_candidates([task], cands[1:2], cfg)
     for name, r in out.items():

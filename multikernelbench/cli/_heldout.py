@@ -105,5 +105,5 @@ def heldout_configs(specs: list[str]) -> dict[str, list]:
             raise UsageError(f"--heldout wants SEED or SEED:COUNT, got {spec!r}")
         seed, count = parsed
         out[f"heldout-{seed}"] = load_task_set(f"heldout-{seed}:{count}",
-                                               log=lambda line: print(f"heldout-{seed}: {line}", file=sys.stderr))
+                                               log=lambda line, seed=seed: print(f"heldout-{seed}: {line}", file=sys.stderr))
     return out

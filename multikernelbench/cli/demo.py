@@ -241,7 +241,7 @@ def run(args) -> int:
         runner = Runner(config, store, on_result=json_printer if args.json else None,
                         progress=not args.no_progress)
         results = runner.evaluate(tasks, candidates)
-    pairs = list(zip(results, candidates))
+    pairs = list(zip(results, candidates, strict=True))
     wall = time.perf_counter() - started
     if not args.json:
         print_table(pairs, f"mkb demo: {len(results)} shipped {args.backend} candidates, {wall:.0f} s -> {args.db}")

@@ -156,5 +156,5 @@ def run(args) -> int:
     finally:
         runner.discard_prestart()
     if not args.json:
-        print_table(list(zip(results, candidates)), f"{len(results)} results on {args.backend} -> {args.db}")
+        print_table(list(zip(results, candidates, strict=True)), f"{len(results)} results on {args.backend} -> {args.db}")
     return 0

@@ -41,7 +41,7 @@ def _grouped_bars(data: ReportData, values, ylabel: str, title: str) -> bytes | 
     backends, cats = data.backends, data.categories
     fig, axes = plt.subplots(len(backends) or 1, 1, figsize=(max(6.0, 0.6 * len(cats) + 2), 3.2 * max(1, len(backends))),
                              squeeze=False)
-    for ax, backend in zip(axes[:, 0], backends or [""]):
+    for ax, backend in zip(axes[:, 0], backends or [""], strict=True):
         series = [g for g in data.groups if g.group.backend == backend]
         width = 0.8 / max(1, len(series))
         drawn = 0

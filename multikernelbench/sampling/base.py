@@ -56,7 +56,7 @@ class Sampler(abc.ABC):
     def run(self, requests: Sequence[Request], params: SamplingParams, on_result: OnResult) -> None:
         """Answer every request, calling ``on_result`` once per request (in any order)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook: nothing to do unless a subclass has
         """Release clients or GPU memory."""
 
 

@@ -96,7 +96,7 @@ def sample_details(results: Sequence[Sequence[Any]], task_ids: Sequence[str]) ->
     """Per task, per sample: what the engine found (:func:`summarize_result` plus the task id and sample
     index), so a user of the metric can see why a sample failed."""
     return [[{"task_id": tid, "sample": j, **summarize_result(r)} for j, r in enumerate(task)]
-            for tid, task in zip(task_ids, results)]
+            for tid, task in zip(task_ids, results, strict=True)]
 
 
 def results_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[str], backend: str | None = None,
@@ -129,7 +129,7 @@ def results_from_sources(sources: Sequence[Sequence[str]], task_ids: Sequence[st
     category = {t.id: t.category for t in tasks}
     candidates = [Candidate(task_id=tid, source=src, label=f"mkb_speedup:{tid}:{j}",
                             meta=Label(model="mkb_speedup", sample_index=j, category=category[tid]))
-                  for tid, task_sources in zip(task_ids, sources) for j, src in enumerate(task_sources)]
+                  for tid, task_sources in zip(task_ids, sources, strict=True) for j, src in enumerate(task_sources)]
     with _without_inherited_caches():
         results = evaluate_candidates(tasks, candidates, config, store=store)
     unavailable = [r for r in results if r.status is Status.UNAVAILABLE]

@@ -93,6 +93,6 @@ class HFSampler(Sampler):
                 comps = self._generate(batch, params)
             except Exception as exc:
                 comps = [Completion(error=f"hf generate: {type(exc).__name__}: {exc}") for _ in batch]
-            for r, c in zip(batch, comps):
+            for r, c in zip(batch, comps, strict=True):
                 c.latency_s = (time.perf_counter() - t0) / len(batch)
                 on_result(r, c)

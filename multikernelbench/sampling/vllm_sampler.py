@@ -134,7 +134,7 @@ class VLLMSampler(Sampler):
                     on_result(r, Completion(error=f"vllm: {type(exc).__name__}: {exc}"))
                 continue
             latency = (time.perf_counter() - t0) / max(1, len(batch))
-            for r, out in zip(batch, outputs):
+            for r, out in zip(batch, outputs, strict=True):
                 seq = out.outputs[0]
                 reasoning, answer = split_reasoning(seq.text)
                 n_prompt = len(out.prompt_token_ids or [])

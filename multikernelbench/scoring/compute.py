@@ -105,7 +105,7 @@ def _validate(predictions: Sequence[Sequence[Any]], references: Sequence[Any],
 
 
 def _check_k(tasks: Sequence[Sequence[Sample]], references: Sequence[Any], ks: Sequence[int]) -> None:
-    for task, ref in zip(tasks, references):
+    for task, ref in zip(tasks, references, strict=True):
         for k in ks:
             if len(task) < k:
                 raise ValueError(f"task {ref!r} has {len(task)} samples, fewer than k={k}; "
@@ -126,7 +126,7 @@ def _scores(tasks: Sequence[Sequence[Sample]], references: Sequence[Any], ks: Se
     out["num_correct_samples"] = sum(s.correct for t in tasks for s in t)
     out["geomean_speedup"] = geometric_mean(timed)
     out.update(sol_summary([_sol_samples(t) for t in tasks]))
-    out["sol_per_task"] = {str(ref): task_sol(_sol_samples(t)).score for ref, t in zip(references, tasks)}
+    out["sol_per_task"] = {str(ref): task_sol(_sol_samples(t)).score for ref, t in zip(references, tasks, strict=True)}
     return out
 
 

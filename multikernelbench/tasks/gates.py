@@ -82,7 +82,7 @@ def _trivial_guess_problems(t: torch.Tensor, task: Task, label: str) -> list[str
 
 
 def _differs(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         x, y = x.double(), y.double()
         if x.shape != y.shape:
             return True

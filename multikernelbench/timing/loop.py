@@ -91,10 +91,10 @@ class Sampler(abc.ABC):
     #: need yet: see Timer.measure).
     warmup_s: float = 0.0
 
-    def settle(self) -> None:
+    def settle(self) -> None:  # noqa: B027 - a hook: nothing to do unless a subclass has
         """Wait until queued device work is done (between warm-up calls)."""
 
-    def release(self, plans: dict[str, Plan]) -> None:
+    def release(self, plans: dict[str, Plan]) -> None:  # noqa: B027 - a hook: nothing to do unless a subclass has
         """Free what plans hold (graphs)."""
 
 

@@ -29,7 +29,7 @@ def _compare(ref, new, atol: float, rtol: float) -> str:
     r, c = _outputs(ref), _outputs(new)
     if len(r) != len(c):
         return f"{len(c)} outputs, expected {len(r)}"
-    for i, (a, b) in enumerate(zip(r, c)):
+    for i, (a, b) in enumerate(zip(r, c, strict=True)):
         if not isinstance(a, torch.Tensor):
             continue
         if not isinstance(b, torch.Tensor):

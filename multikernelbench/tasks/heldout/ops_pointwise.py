@@ -41,7 +41,7 @@ def activation(d: Draft, rng: random.Random) -> None:
     names = [n for n in ACTIVATIONS if not (prev and prev[:2] == ("activation", n))]
     name = rng.choice(names)
     args = [rng.choice(choices) for choices in PARAMS.get(name, ())]
-    fmt = dict(zip("ab", args))
+    fmt = dict(zip("ab", args, strict=False))  # one or two operands
     expr, label = ACTIVATIONS[name]
     v = d.current
     what = label.format(**fmt)

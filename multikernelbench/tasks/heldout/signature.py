@@ -65,11 +65,11 @@ def trace(task: Task, shape: dict) -> list[tuple[str, tuple]]:
 def graph_signature(task: Task) -> str:
     """A short hash of the task's op graph with size arguments blanked (see the module docstring)."""
     a, b = (trace(task, s) for s in task.test_shapes[:2])
-    if [n for n, _ in a] != [n for n, _ in b] or any(len(x) != len(y) for (_, x), (_, y) in zip(a, b)):
+    if [n for n, _ in a] != [n for n, _ in b] or any(len(x) != len(y) for (_, x), (_, y) in zip(a, b, strict=True)):
         # data-dependent control flow: keep the op sequence only
         nodes: list = [n for n, _ in a]
     else:
-        nodes = [(n, [x if x == y else "?" for x, y in zip(xa, xb)]) for (n, xa), (_, xb) in zip(a, b)]
+        nodes = [(n, [x if x == y else "?" for x, y in zip(xa, xb, strict=True)]) for (n, xa), (_, xb) in zip(a, b, strict=True)]
     return hashlib.sha256(json.dumps(nodes, default=str).encode()).hexdigest()[:16]
 
 
