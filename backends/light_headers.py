@@ -118,72 +118,104 @@ def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES,
     precedes ``(``, ``=``, ``;``, ``{``, ``[`` or ``,``: over-inclusive (a type name before a declarator's
     parenthesis counts too), which only makes the light path step aside more often. A using-declaration or
     alias of ``at::X``/``c10::X``/``std::X`` does not count (see :data:`_SAME_ENTITY_FROM`)."""
-    found: dict[str, dict[str, str]] = {s: {} for s in scopes}  # scope -> name -> "namespace" | "other"
-    other: dict[str, dict[str, str]] = {s: {} for s in scopes}  # the same for ``also`` (one pass for both)
-    also = also or set()
-    files = files | also
-    stack: list[str | None] = []  # namespace name, "" for transparent/anonymous, None for a body
-    pending: list[str] | None = None  # namespace path being opened
-    prev: list[str] = []
-    paren = angle = 0
-    cur = ""
+    walker = _ScopeWalker(files, scopes, also or set())
     for line in preprocessed.splitlines():
+        walker.line(line)
+    found = walker.found
+    if also:
+        found.update({f"{k}@also": v for k, v in walker.other.items()})
+    return found
+
+
+class _ScopeWalker:
+    """:func:`namespace_scope_names`'s token walk, one method per kind of token; its state is the brace
+    stack, the namespace path being opened, the last few tokens, and the parenthesis/angle depths."""
+
+    def __init__(self, files: set[str], scopes, also: set[str]) -> None:
+        self.found: dict[str, dict[str, str]] = {s: {} for s in scopes}  # scope -> name -> "namespace"|"other"
+        self.other: dict[str, dict[str, str]] = {s: {} for s in scopes}  # the same for ``also`` (one pass)
+        self.also = also
+        self.files = files | also
+        self.stack: list[str | None] = []  # namespace name, "" for transparent/anonymous, None for a body
+        self.pending: list[str] | None = None  # namespace path being opened
+        self.prev: list[str] = []
+        self.paren = self.angle = 0
+        self.cur = ""
+
+    def line(self, line: str) -> None:
         if line.startswith("#"):
             m = _LINEMARK.match(line)
             if m:
-                cur = m.group(1)
-            continue
+                self.cur = m.group(1)
+            return
         for tok in _TOKEN.findall(line):
-            if tok == "{":
-                _open_brace(stack, pending, prev)
-                pending, prev, paren, angle = None, [], 0, 0
-                continue
-            if tok == "}":
-                _close_brace(stack)
-                prev, paren, angle = [], 0, 0
-                continue
-            if tok == ";":
-                if _at_scope(stack, cur, files, paren, angle) and prev and _IDENT.match(prev[-1]) \
-                        and prev[-1] not in _KEYWORDS and not _reuses_entity(prev):
-                    _add(other if cur in also else found, stack, prev[-1])
-                pending, prev, paren, angle = None, [], 0, 0
-                continue
-            if prev[-1:] == ["namespace"] or (pending is not None and tok != "{"):
-                if pending is None:
-                    pending = []
-                if _IDENT.match(tok) and tok != "inline":
-                    if not pending and _at_scope(stack, cur, files, paren, angle):
-                        _add(other if cur in also else found, stack, tok, "namespace")  # only the first of a::b is declared here
-                    pending.append(tok)
-                prev.append(tok)
-                continue
-            if tok == "(":
-                if paren == 0 and angle == 0 and _at_scope(stack, cur, files, paren, angle) and prev \
-                        and _IDENT.match(prev[-1]) and prev[-1] not in _KEYWORDS \
-                        and (len(prev) < 2 or prev[-2] not in ("::", ".", "->")):
-                    _add(other if cur in also else found, stack, prev[-1])
-                paren += 1
-            elif tok == ")":
-                paren = max(0, paren - 1)
-            elif tok == "<" and prev and (prev[-1] == "template" or (_IDENT.match(prev[-1]) and paren == 0)):
-                angle += 1
-            elif tok == ">" and angle:
-                angle -= 1
-            elif _at_scope(stack, cur, files, paren, angle) and prev and prev[-1] in (
-                    "class", "struct", "union", "enum", "using", "typedef", "concept") and _IDENT.match(tok) \
-                    and tok not in _KEYWORDS and not (prev[-1] == "using" and tok in _SAME_ENTITY_FROM):
-                _add(other if cur in also else found, stack, tok)
-            elif tok in ("=", "[", ",") and _at_scope(stack, cur, files, paren, angle) and prev \
-                    and _IDENT.match(prev[-1]) and prev[-1] not in _KEYWORDS \
-                    and (len(prev) < 2 or prev[-2] not in ("::", ".", "->")) \
-                    and not (tok == "=" and prev[-2:-1] == ["using"]):
-                _add(other if cur in also else found, stack, prev[-1])
-            prev.append(tok)
-            if len(prev) > 8:
-                del prev[:-8]
-    if also:
-        found.update({f"{k}@also": v for k, v in other.items()})
-    return found
+            self.token(tok)
+
+    def token(self, tok: str) -> None:
+        if tok in ("{", "}", ";"):
+            self.end_of_statement(tok)
+            return
+        if self.prev[-1:] == ["namespace"] or (self.pending is not None and tok != "{"):
+            self.namespace_path(tok)
+            return
+        if tok == "(":
+            if self.paren == 0 and self.angle == 0 and self.declares_previous():
+                self.add(self.prev[-1])
+            self.paren += 1
+        elif tok == ")":
+            self.paren = max(0, self.paren - 1)
+        elif tok == "<" and self.prev and (self.prev[-1] == "template"
+                                          or (_IDENT.match(self.prev[-1]) and self.paren == 0)):
+            self.angle += 1
+        elif tok == ">" and self.angle:
+            self.angle -= 1
+        elif self.at_scope() and self.prev and self.prev[-1] in _INTRODUCERS and _IDENT.match(tok) \
+                and tok not in _KEYWORDS and not (self.prev[-1] == "using" and tok in _SAME_ENTITY_FROM):
+            self.add(tok)
+        elif tok in ("=", "[", ",") and self.declares_previous() \
+                and not (tok == "=" and self.prev[-2:-1] == ["using"]):
+            self.add(self.prev[-1])
+        self.prev.append(tok)
+        if len(self.prev) > 8:
+            del self.prev[:-8]
+
+    def end_of_statement(self, tok: str) -> None:
+        """``{``, ``}`` or ``;``: a scope opens or closes, or a declaration ends with the name before it."""
+        if tok == "{":
+            _open_brace(self.stack, self.pending, self.prev)
+        elif tok == "}":
+            _close_brace(self.stack)
+        elif self.at_scope() and self.prev and _IDENT.match(self.prev[-1]) \
+                and self.prev[-1] not in _KEYWORDS and not _reuses_entity(self.prev):
+            self.add(self.prev[-1])
+        if tok != "}":
+            self.pending = None
+        self.prev, self.paren, self.angle = [], 0, 0
+
+    def namespace_path(self, tok: str) -> None:
+        """A token of ``namespace a::b`` before its brace: only the first name is declared in this scope."""
+        if self.pending is None:
+            self.pending = []
+        if _IDENT.match(tok) and tok != "inline":
+            if not self.pending and self.at_scope():
+                self.add(tok, "namespace")
+            self.pending.append(tok)
+        self.prev.append(tok)
+
+    def declares_previous(self) -> bool:
+        """The previous token is a name declared here (not a keyword, not a member or qualified access)."""
+        prev = self.prev
+        return self.at_scope() and bool(prev) and bool(_IDENT.match(prev[-1])) and prev[-1] not in _KEYWORDS \
+            and (len(prev) < 2 or prev[-2] not in ("::", ".", "->"))
+
+    def at_scope(self) -> bool:
+        return _at_scope(self.stack, self.cur, self.files, self.paren, self.angle)
+
+    def add(self, name: str, kind: str = "other") -> None:
+        _add(self.other if self.cur in self.also else self.found, self.stack, name, kind)
+
+
+_INTRODUCERS = frozenset({"class", "struct", "union", "enum", "using", "typedef", "concept"})
 
 
 def _open_brace(stack: list[str | None], pending: list[str] | None, prev: list[str]) -> None:
