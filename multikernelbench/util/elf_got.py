@@ -69,48 +69,22 @@ def _relocated_slots(data: mmap.mmap, wanted: set[str]) -> dict[str, list[int]]:
     """(Only the pages read are loaded: libtorch_cpu.so is hundreds of MB.)"""
     segs = _segments(data)
     loads = [s for s in segs if s[0] == PT_LOAD]
-    if not loads:
+    dyn = [s for s in segs if s[0] == PT_DYNAMIC]
+    if not loads or not dyn:
         return {}
     first = min(s[2] for s in loads) & ~0xFFF
-    dyn = [s for s in segs if s[0] == PT_DYNAMIC]
-    if not dyn:
-        return {}
-    tags: dict[int, int] = {}
-    _t, off, _va, size = dyn[0]
-    for i in range(0, size, 16):
-        tag, val = struct.unpack_from("<qQ", data, off + i)
-        if tag == DT_NULL:
-            break
-        tags.setdefault(tag, val)
+    tags = _dynamic_tags(data, dyn[0])
     if DT_SYMTAB not in tags or DT_STRTAB not in tags:
         return {}
     symtab, strtab = _file_offset(loads, tags[DT_SYMTAB]), _file_offset(loads, tags[DT_STRTAB])
-    found: dict[str, list[int]] = {}
+    tables = [(_file_offset(loads, tags[table]), tags[length])
+              for table, length in ((DT_JMPREL, DT_PLTRELSZ), (DT_RELA, DT_RELASZ)) if table in tags and length in tags]
     if DT_GNU_HASH in tags:
-        # Imported symbols come before the GNU hash table's first hashed one: few, so their names are read, and
-        # the relocations naming them are picked out with numpy (libtorch_cpu has ~10^5 relocations).
         imported, = struct.unpack_from("<I", data, _file_offset(loads, tags[DT_GNU_HASH]) + 4)
-        index = {}
-        for i in range(1, imported):
-            name_off, = struct.unpack_from("<I", data, symtab + i * 24)
-            name = _cstr(data, strtab + name_off)
-            if name in wanted:
-                index[i] = name
-        infos = np.array([(i << 32) | kind for i in index for kind in SLOT_TYPES], dtype=np.uint64)
-        for table, length in ((DT_JMPREL, DT_PLTRELSZ), (DT_RELA, DT_RELASZ)):
-            if table not in tags or length not in tags or not index:
-                continue
-            start = _file_offset(loads, tags[table])
-            rel = np.frombuffer(data, dtype=np.uint64, count=tags[length] // 24 * 3, offset=start).reshape(-1, 3)
-            for r_offset, r_info in rel[np.isin(rel[:, 1], infos)][:, :2].tolist():
-                found.setdefault(index[r_info >> 32], []).append(r_offset - first)
-            del rel  # a view of the mapping: gone before it closes
-        return found
-    for table, length in ((DT_JMPREL, DT_PLTRELSZ), (DT_RELA, DT_RELASZ)):
-        if table not in tags or length not in tags:
-            continue
-        start = _file_offset(loads, tags[table])
-        view = memoryview(data)[start:start + tags[length] - tags[length] % 24]
+        return _slots_of_imported(data, wanted, symtab, strtab, imported, tables, first)
+    found: dict[str, list[int]] = {}
+    for start, size in tables:
+        view = memoryview(data)[start:start + size - size % 24]
         for r_offset, r_info, _addend in struct.iter_unpack("<QQq", view):
             if (r_info & 0xFFFFFFFF) not in SLOT_TYPES:
                 continue
@@ -118,6 +92,40 @@ def _relocated_slots(data: mmap.mmap, wanted: set[str]) -> dict[str, list[int]]:
             name = _cstr(data, strtab + name_off)
             if name in wanted:
                 found.setdefault(name, []).append(r_offset - first)
+    return found
+
+
+def _dynamic_tags(data: mmap.mmap, dynamic: tuple[int, int, int, int]) -> dict[int, int]:
+    """The dynamic section's tags (the first value of each), up to DT_NULL."""
+    tags: dict[int, int] = {}
+    _t, off, _va, size = dynamic
+    for i in range(0, size, 16):
+        tag, val = struct.unpack_from("<qQ", data, off + i)
+        if tag == DT_NULL:
+            break
+        tags.setdefault(tag, val)
+    return tags
+
+
+def _slots_of_imported(data: mmap.mmap, wanted: set[str], symtab: int, strtab: int, imported: int,
+                       tables: list[tuple[int, int]], first: int) -> dict[str, list[int]]:
+    """With a GNU hash table, imported symbols come before its first hashed one: few, so their names are read,
+    and the relocations naming them are picked out with numpy (libtorch_cpu has ~10^5 relocations)."""
+    index = {}
+    for i in range(1, imported):
+        name_off, = struct.unpack_from("<I", data, symtab + i * 24)
+        name = _cstr(data, strtab + name_off)
+        if name in wanted:
+            index[i] = name
+    found: dict[str, list[int]] = {}
+    if not index:
+        return found
+    infos = np.array([(i << 32) | kind for i in index for kind in SLOT_TYPES], dtype=np.uint64)
+    for start, size in tables:
+        rel = np.frombuffer(data, dtype=np.uint64, count=size // 24 * 3, offset=start).reshape(-1, 3)
+        for r_offset, r_info in rel[np.isin(rel[:, 1], infos)][:, :2].tolist():
+            found.setdefault(index[r_info >> 32], []).append(r_offset - first)
+        del rel  # a view of the mapping: gone before it closes
     return found
 
 

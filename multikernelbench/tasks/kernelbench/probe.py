@@ -208,21 +208,7 @@ def probe(path: Path, tolerance: tuple[float, float], limits: Limits = Limits())
         info["flags"].append(f"kept at the problem's value (the model fixes them): {', '.join(fixed)}")
     _derive(problem, sizes, candidates, limits, tolerance, tests, fallback)
     info["derived_shapes"] = len(tests)
-    if len(tests) < 3 and fallback:
-        info["flags"].append(f"only {len(tests)} scaled shape(s) pass the task gates; kept "
-                             f"{min(3 - len(tests), len(fallback))} that run but fail them: {fallback[0][1][0]}")
-        for shape, _ in fallback:
-            if len(tests) < 3 and shape not in tests:
-                tests.append(shape)
-    if 0 < len(tests) < 3 and not fallback:
-        info["flags"].append(f"only {len(tests)} scaled shape(s) run and pass the gates: repeated with other seeds")
-    if not tests:
-        info["flags"].append(("no scaled shape runs" if candidates else "nothing scaled")
-                             + ": tests run at the problem's own size")
-        tests = [dict(own)]
-    while len(tests) < 3:
-        tests.append(dict(tests[-1]))  # other seeds at the same shape
-    tests.sort(key=lambda s: sum(v for v in s.values()))
+    tests = three_tests(tests, fallback, own, bool(candidates), info["flags"])
     for s in tests:
         c = _cost(problem, s, cpu_ok=True)
         if c is not None:
@@ -230,6 +216,29 @@ def probe(path: Path, tolerance: tuple[float, float], limits: Limits = Limits())
     info["test_shapes"] = tests
     info["costs"] = costs
     return info
+
+
+def three_tests(tests: list[dict[str, Any]], fallback: list[tuple[dict[str, Any], list[str]]],
+                own: dict[str, Any], scaled: bool, flags: list[str]) -> list[dict[str, Any]]:
+    """At least three test shapes, smallest first: the derived ones that pass the gates, then ones that run
+    but fail them, then other seeds at a shape already there, and the problem's own size when nothing scaled
+    runs. Each stand-in is said in ``flags``."""
+    tests = list(tests)
+    if len(tests) < 3 and fallback:
+        flags.append(f"only {len(tests)} scaled shape(s) pass the task gates; kept "
+                     f"{min(3 - len(tests), len(fallback))} that run but fail them: {fallback[0][1][0]}")
+        for shape, _ in fallback:
+            if len(tests) < 3 and shape not in tests:
+                tests.append(shape)
+    if 0 < len(tests) < 3 and not fallback:
+        flags.append(f"only {len(tests)} scaled shape(s) run and pass the gates: repeated with other seeds")
+    if not tests:
+        flags.append(("no scaled shape runs" if scaled else "nothing scaled") + ": tests run at the problem's own size")
+        tests = [dict(own)]
+    while len(tests) < 3:
+        tests.append(dict(tests[-1]))  # other seeds at the same shape
+    tests.sort(key=lambda s: sum(v for v in s.values()))
+    return tests
 
 
 def scalable_sizes(problem: KernelBenchProblem, sizes: dict[str, int], meta_ok: bool) -> list[str]:
