@@ -55,6 +55,30 @@ def reasons(row: dict, repeat: dict | None, max_skew: float, max_spread: float) 
     return out
 
 
+def repeat_lines(rows: dict[str, dict], repeat: dict[str, dict], max_spread: float) -> list[str]:
+    """The report's part on the independent repeat: each task's medians side by side, then per timer."""
+    lines: list[str] = []
+    lines.append(f"repeat of {len(repeat)} tasks: relative difference of the medians (repeat vs baseline)")
+    lines.append(f"{'task':46s} {'eager ms':>18s} {'diff':>8s} {'compiled ms':>18s} {'diff':>8s}")
+    per: dict[str, list[float]] = {"eager": [], "compiled": []}
+    for task_id, rep in repeat.items():
+        row = rows[task_id]
+        cells = []
+        for name in ("eager", "compiled"):
+            d = spread(row.get(name), rep.get(name))
+            if d is None:
+                cells += ["-", "-"]
+                continue
+            per[name].append(abs(d))
+            cells += [f"{row[name]['median_ms']:.3f} / {rep[name]['median_ms']:.3f}", f"{100 * d:+.1f}%"]
+        lines.append(f"{task_id:46s} {cells[0]:>18s} {cells[1]:>8s} {cells[2]:>18s} {cells[3]:>8s}")
+    for name, v in per.items():
+        if v:
+            lines.append(f"{name}: |diff| median {100 * statistics.median(v):.2f}%, max {100 * max(v):.1f}%, "
+                         f"{sum(x > max_spread for x in v)}/{len(v)} over {100 * max_spread:.0f}%")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("baseline", type=Path)
@@ -95,24 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"{len(rows)} rows, {n_suspect} marked suspect (skew > {args.max_skew}, repeat spread > "
              f"{100 * args.max_spread:.0f}%)"]
     if repeat:
-        lines.append(f"repeat of {len(repeat)} tasks: relative difference of the medians (repeat vs baseline)")
-        lines.append(f"{'task':46s} {'eager ms':>18s} {'diff':>8s} {'compiled ms':>18s} {'diff':>8s}")
-        per: dict[str, list[float]] = {"eager": [], "compiled": []}
-        for task_id, rep in repeat.items():
-            row = rows[task_id]
-            cells = []
-            for name in ("eager", "compiled"):
-                d = spread(row.get(name), rep.get(name))
-                if d is None:
-                    cells += ["-", "-"]
-                    continue
-                per[name].append(abs(d))
-                cells += [f"{row[name]['median_ms']:.3f} / {rep[name]['median_ms']:.3f}", f"{100 * d:+.1f}%"]
-            lines.append(f"{task_id:46s} {cells[0]:>18s} {cells[1]:>8s} {cells[2]:>18s} {cells[3]:>8s}")
-        for name, v in per.items():
-            if v:
-                lines.append(f"{name}: |diff| median {100 * statistics.median(v):.2f}%, max {100 * max(v):.1f}%, "
-                             f"{sum(x > args.max_spread for x in v)}/{len(v)} over {100 * args.max_spread:.0f}%")
+        lines += repeat_lines(rows, repeat, args.max_spread)
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.report:
