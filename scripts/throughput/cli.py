@@ -123,14 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             result[name] = {"skipped": True, "reason": why, "n": 0, "complete": False}
             continue
         log(f"{name}: starting with a cap of {cap:.0f} s")
-        try:
-            fn = run_mkb if name == "mkb" else run_kernelbench_style
-            result[name] = fn(args, work, manifest, cap)
-        except Interrupted as exc:  # outside a running pipeline's wait (its own kill path handles that one)
-            result[name] = {"error": f"interrupted ({exc})", "n": 0, "complete": False}
-        except Exception as exc:  # one pipeline's failure must not lose the other's numbers
-            result[name] = {"error": f"{exc!r}", "traceback": traceback.format_exc()[-3000:], "n": 0,
-                            "complete": False}
+        result[name] = _run_pipeline(name, args, work, manifest, cap)
         p = result[name]
         log(f"{name}: {p.get('n')} / {len(manifest)} in {p.get('wall_s')} s; statuses {p.get('statuses')}")
         write()
@@ -138,6 +131,23 @@ def main(argv: list[str] | None = None) -> int:
     if common._SIGNALLED:
         host["interrupted_by"] = common._SIGNALLED[0]
     write()
+    _print_summary(result, order, args.backend, manifest, kinds, host, out_path, work)
+    return 0
+
+
+def _run_pipeline(name: str, args, work: Path, manifest: list[dict], cap: float) -> dict:
+    """One pipeline's result; its failure is recorded, not raised (it must not lose the other's numbers)."""
+    try:
+        fn = run_mkb if name == "mkb" else run_kernelbench_style
+        return fn(args, work, manifest, cap)
+    except Interrupted as exc:  # outside a running pipeline's wait (its own kill path handles that one)
+        return {"error": f"interrupted ({exc})", "n": 0, "complete": False}
+    except Exception as exc:
+        return {"error": f"{exc!r}", "traceback": traceback.format_exc()[-3000:], "n": 0, "complete": False}
+
+
+def _print_summary(result: dict, order: list[str], backend: str, manifest: list[dict], kinds: dict[str, int],
+                   host: dict, out_path: Path, work: Path) -> None:
     for name in order:
         p = result[name]
         if p.get("error"):
@@ -147,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         if p.get("stderr_tail") and not p.get("n"):
             print(f"{name}: stderr tail:\n" + p["stderr_tail"][-1200:])
     print()
-    print(f"Throughput, {args.backend}, {len(manifest)} candidates ({kinds}), host {host.get('gpu') or host.get('cpu_model', '')}")
+    print(f"Throughput, {backend}, {len(manifest)} candidates ({kinds}), host {host.get('gpu') or host.get('cpu_model', '')}")
     print()
     try:
         print(markdown(result, order))
@@ -159,7 +169,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mkb: {account(result['mkb'])}")
     print()
     print(f"wrote {out_path} (total {host['total_s']} s; work folder {work})")
-    return 0
 
 
 def _per_build_main(args, work: Path, manifest: list[dict], host: dict, command: str, out_path: Path,

@@ -147,6 +147,34 @@ def mkb_options() -> str:
     return _cmd_out([sys.executable, "-m", "multikernelbench.cli.main", "eval", "--help"], 180)
 
 
+def device_seconds(rows: dict[str, dict], tr: dict[str, dict], manifest: list[dict]) -> str:
+    """Each row's device seconds: from the trace (one clock), else estimated from finished_at on one device
+    lane. Returns which source gave them ("trace", "lane_estimate" or "none")."""
+    source = "none"
+    hashes = {m["label"]: m["code_hash"] for m in manifest}
+    for r in rows.values():
+        rec = tr.get(f"{r['task_id']} [{(r.get('code_hash') or hashes[r['label']])[:12]}]")
+        if rec and r.get("build_s") is None and rec["build_s"] is not None:
+            r["build_s"] = rec["build_s"]  # a build that finished before the cap, its result did not (0.1 s resolution)
+        if not r.get("status"):
+            continue
+        if rec and rec["device_start"] is not None and rec["last"] is not None:
+            r["device_s"] = rnd(rec["last"] - rec["device_start"])
+            source = "trace"
+    if source != "trace":
+        lane = sorted((r for r in rows.values() if r.get("status") and r.get("finished_at")
+                       and r["status"] not in ("compile_error", "cheat_detected", "unavailable")),
+                      key=lambda r: r["finished_at"])
+        prev = None
+        for r in lane:
+            ready = (r.get("started_at") or r["finished_at"]) + (r.get("build_s") or 0.0)
+            start = max(ready, prev) if prev is not None else ready
+            r["device_s"] = rnd(max(0.0, r["finished_at"] - start))
+            prev = r["finished_at"]
+            source = "lane_estimate"
+    return source
+
+
 def run_mkb(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
     root = work / "mkb"
     root.mkdir()
@@ -198,30 +226,7 @@ def run_mkb(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
 
     log(f"mkb: {shlex.join(cmd)}")
     run = run_streamed(cmd, env, cap_s, on_line, root / "stderr.log", cwd=str(root))
-    # Device seconds per candidate: from the trace (one clock), else from finished_at on one device lane.
-    source = "none"
-    tr = parse_trace(trace) if use_trace else {}
-    hashes = {m["label"]: m["code_hash"] for m in manifest}
-    for r in rows.values():
-        rec = tr.get(f"{r['task_id']} [{(r.get('code_hash') or hashes[r['label']])[:12]}]")
-        if rec and r.get("build_s") is None and rec["build_s"] is not None:
-            r["build_s"] = rec["build_s"]  # a build that finished before the cap, its result did not (0.1 s resolution)
-        if not r.get("status"):
-            continue
-        if rec and rec["device_start"] is not None and rec["last"] is not None:
-            r["device_s"] = rnd(rec["last"] - rec["device_start"])
-            source = "trace"
-    if source != "trace":
-        lane = sorted((r for r in rows.values() if r.get("status") and r.get("finished_at")
-                       and r["status"] not in ("compile_error", "cheat_detected", "unavailable")),
-                      key=lambda r: r["finished_at"])
-        prev = None
-        for r in lane:
-            ready = (r.get("started_at") or r["finished_at"]) + (r.get("build_s") or 0.0)
-            start = max(ready, prev) if prev is not None else ready
-            r["device_s"] = rnd(max(0.0, r["finished_at"] - start))
-            prev = r["finished_at"]
-            source = "lane_estimate"
+    source = device_seconds(rows, parse_trace(trace) if use_trace else {}, manifest)
     for r in rows.values():
         r.pop("started_at", None)
         r.pop("finished_at", None)
