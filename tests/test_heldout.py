@@ -21,6 +21,7 @@ from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import evaluate_candidates
+from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import Status
 from multikernelbench.tasks import load_suite
 from multikernelbench.tasks.gates import check_task
@@ -124,7 +125,7 @@ def test_reference_as_candidate_is_correct_on_every_generated_task(generated, tm
     results = evaluate_candidates(tasks, cands, _config(tmp_path, fresh=2))
     wrong = {r.task_id: f"{r.status.value} {r.message[:300]}" for r in results if r.status != Status.CORRECT}
     assert not wrong
-    assert all("fresh shapes: 2 passed" in r.flags for r in results)
+    assert all(Flag(FlagKind.FRESH_SHAPES, "fresh shapes: 2 passed") in r.flags for r in results)
 
 
 # A candidate written for the shapes it was shown: exact on them, a wrong fallback anywhere else (what a kernel
@@ -150,7 +151,7 @@ def test_fresh_shapes_catch_a_shape_specialised_candidate(generated, tmp_path):
     assert plain.status == Status.CORRECT, plain.message
     (fresh,) = evaluate_candidates([task], [cand], _config(tmp_path / "b", fresh=3))
     assert fresh.status == Status.INCORRECT
-    assert "fresh shape" in fresh.message and "fresh shapes: failed" in fresh.flags
+    assert "fresh shape" in fresh.message and Flag(FlagKind.FRESH_SHAPES, "fresh shapes: failed") in fresh.flags
 
 
 def test_a_stored_result_without_fresh_shapes_is_judged_again(generated, tmp_path):
