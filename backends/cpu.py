@@ -4,7 +4,7 @@ Runs everywhere torch and a C++ compiler exist, which is why CI uses it to exerc
 real compiled kernels.
 
 Builds are torch's own ``load_inline``, unchanged, except that ``main.cpp`` force-includes a precompiled
-``torch/extension.h`` when one exists for exactly its compiler flags (see backends/cuda_build.py: made by a
+``torch/extension.h`` when one exists for exactly its compiler flags (see backends/extbuild/cuda_build.py: made by a
 trusted background warmer, shared by every run under ``~/.cache/multikernelbench/pch``; a build never makes
 or waits for it). Options: ``pch`` (default True), ``pch_root``.
 """
@@ -93,7 +93,7 @@ class CpuBackend(Backend):
         find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""
         if not self.opts.pch:
             return None
-        from multikernelbench.backends.cuda_warm import PchWarmer, missing_pch_variants
+        from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, missing_pch_variants
 
         try:
             missing = tuple(missing_pch_variants(self.pch_root(), self.WARM_VARIANTS))
@@ -105,7 +105,7 @@ class CpuBackend(Backend):
 
     def load(self, source: str, build_dir: Path):
         if self.opts.pch and not getattr(self, "_builder", None):
-            from multikernelbench.backends.cuda_build import FastExtensionBuilder
+            from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
 
             # No relocation to a shared cache (cache=False): the own-extension probe recognises the
             # candidate's kernels by their path under its build folder.

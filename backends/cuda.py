@@ -4,15 +4,15 @@ Candidates are exactly what KernelBench / MultiKernelBench emit: a Python module
 ``torch.utils.cpp_extension.load_inline(..., cuda_sources=...)`` at import time and defines ``ModelNew``.
 The backend never rewrites that source. It builds for the device's real architecture (``TORCH_CUDA_ARCH_LIST``
 = the device's compute capability, e.g. ``9.0`` on the H200: SASS, not PTX-only), and by default installs
-:class:`~multikernelbench.backends.cuda_build.FastExtensionBuilder` (content-keyed build cache, precompiled
+:class:`~multikernelbench.backends.extbuild.cuda_build.FastExtensionBuilder` (content-keyed build cache, precompiled
 header for the g++ half, no nvcc dependency pass). ``CudaBackend(fast_build=False)`` gives the stock loader,
 which ``scripts/compile_time_bench.py`` uses as the comparison.
 
 Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
-``fast_build`` (default True), ``split_nvcc`` (default True; see backends/nvcc_split.py), ``light_headers``
+``fast_build`` (default True), ``split_nvcc`` (default True; see backends/extbuild/nvcc_split.py), ``light_headers``
 (default True: the ``.cu`` with ``<torch/extension.h>`` read as ``<torch/types.h>`` where that keeps its meaning,
-stock otherwise; see backends/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
-analysis is not made yet starts its light compile beside the wait; see backends/nvcc_light.py), ``cache_dir`` (default:
+stock otherwise; see backends/extbuild/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
+analysis is not made yet starts its light compile beside the wait; see backends/extbuild/nvcc_light.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
@@ -145,12 +145,12 @@ class CudaBackend(Backend):
         warm_wait.py). Not niced on a host of 8+ cores: one core for what every build reads."""
         if not (self.opts.fast_build and self.opts.pch):
             return None
-        from multikernelbench.backends.cuda_warm import PchWarmer
+        from multikernelbench.backends.extbuild.cuda_warm import PchWarmer
 
         some_build = Path(build_root) / self.name / "_"
         if self.opts.light_headers:
-            from multikernelbench.backends.cuda_warm import light_root_of
-            from multikernelbench.backends.nvcc_light import write_shim
+            from multikernelbench.backends.extbuild.cuda_warm import light_root_of
+            from multikernelbench.backends.extbuild.nvcc_light import write_shim
 
             # Made now, before any worker starts: a sandbox rule needs the folder to exist, and the analyses
             # (and host prefixes) the warmer writes into it later must be readable by builds already running;
@@ -160,7 +160,7 @@ class CudaBackend(Backend):
                 (light / sub).mkdir(parents=True, exist_ok=True)
             write_shim(light / "include")
         env = {k: v for k, v in self.worker_env(some_build).items() if k != "TORCH_EXTENSIONS_DIR"}
-        from multikernelbench.backends.flag_variants import scan
+        from multikernelbench.backends.extbuild.flag_variants import scan
 
         used = scan(sources or [])  # the flag sets this run's candidates build with, most used first
         kw: dict[str, Any] = {"variants": used.cflags, "cuda_variants": used.cuda_cflags} if used else {}
@@ -181,7 +181,7 @@ class CudaBackend(Backend):
         return Path(build_dir) / "ext"
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
-        from multikernelbench.backends.cuda_warm import light_root_of
+        from multikernelbench.backends.extbuild.cuda_warm import light_root_of
 
         return [str(self._pch_root(build_dir)), str(light_root_of(self._pch_root(build_dir)))]
 
@@ -200,13 +200,13 @@ class CudaBackend(Backend):
     def _install_builder(self, build_dir: Path) -> None:
         if not self.opts.fast_build:
             return
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+        from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
 
         root = os.environ.get("MKB_EXT_CACHE") or str(self._cache_dir(build_dir))
         pch_root = os.environ.get("MKB_PCH_ROOT") or str(self._pch_root(build_dir))
         builder = getattr(self, "_builder", None)
         if builder is None:
-            from multikernelbench.backends.cuda_warm import light_root_of
+            from multikernelbench.backends.extbuild.cuda_warm import light_root_of
 
             builder = FastExtensionBuilder(root, pch=self.opts.pch,
                                            split_nvcc=self.opts.split_nvcc,

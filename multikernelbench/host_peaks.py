@@ -21,6 +21,7 @@ measured, and deleting the file measures again.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -84,7 +85,7 @@ def measure(threads: int) -> dict[str, Any]:
         for size in COPY_SIZES:
             src = torch.ones(size // 4, dtype=torch.float32)
             dst = torch.empty_like(src)
-            by_bytes[str(2 * size)] = 2 * size / _best_seconds(lambda dst=dst, src=src: dst.copy_(src)) / 1e9
+            by_bytes[str(2 * size)] = 2 * size / _best_seconds(functools.partial(dst.copy_, src)) / 1e9
         # A smaller working set is never slower to stream than a larger one; a dip (a run descheduled by
         # another process) is replaced by the rate of the next larger set.
         sizes = sorted(by_bytes, key=int)
@@ -95,7 +96,7 @@ def measure(threads: int) -> dict[str, Any]:
         for dtype, (key, n) in MATMUL.items():
             a = torch.rand(n, n).to(getattr(torch, dtype))
             b = torch.rand(n, n).to(getattr(torch, dtype))
-            table[key] = 2 * n ** 3 / _best_seconds(lambda a=a, b=b: torch.matmul(a, b)) / 1e12
+            table[key] = 2 * n ** 3 / _best_seconds(functools.partial(torch.matmul, a, b)) / 1e12
     finally:
         torch.set_num_threads(before)
     table.update(threads=threads, torch=torch.__version__,

@@ -67,7 +67,7 @@ def child(args) -> None:
 
     log = []
     if args.mode == "fast":
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+        from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
 
         b = FastExtensionBuilder(args.cache)
         b.install()

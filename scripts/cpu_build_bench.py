@@ -61,7 +61,7 @@ def child(args) -> None:
 
     log: list = []
     if args.mode == "pch":
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
+        from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
 
         b = FastExtensionBuilder(args.pch_root, pch=True, cache=False, split_nvcc=False, pch_root=args.pch_root)
         b.install()
@@ -182,7 +182,7 @@ def main() -> None:
             variants.append(flags)
     print(f"warming the PCH in {pch_root} for {len(variants)} flag sets ...", flush=True)
     t0 = time.perf_counter()
-    warm = subprocess.run([sys.executable, "-m", "multikernelbench.backends.warm_jobs", "--warm-pch", str(pch_root),
+    warm = subprocess.run([sys.executable, "-m", "multikernelbench.backends.extbuild.warm_jobs", "--warm-pch", str(pch_root),
                            "--variants", json.dumps([list(v) for v in variants]), "--cpu"],
                           capture_output=True, text=True)
     warm_s = time.perf_counter() - t0

@@ -50,8 +50,8 @@ def capture_build(solution: Path, work: Path) -> tuple[str, Path]:
     (with the PCH force-included, as the cpu backend's builder rewrites it) and the written main.cpp."""
     import torch.utils.cpp_extension as ce
 
-    from multikernelbench.backends.cuda_build import FastExtensionBuilder
-    from multikernelbench.backends.cuda_warm import warm_pch
+    from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
+    from multikernelbench.backends.extbuild.cuda_warm import warm_pch
 
     pch_root = Path.home() / ".cache" / "multikernelbench" / "pch"
     flags = cflags_of(solution) or ()

@@ -1,4 +1,4 @@
-"""Stock ``nvcc -c`` vs the light header path (``backends/nvcc_light.py``) on the ``cuda.cu`` of shipped solutions.
+"""Stock ``nvcc -c`` vs the light header path (``backends/extbuild/nvcc_light.py``) on the ``cuda.cu`` of shipped solutions.
 
     python scripts/light_headers_bench.py [--solutions solutions/cuda/X.py ...] [--rounds 1] [--out FILE.json]
 
@@ -58,8 +58,8 @@ def main() -> None:
     ap.add_argument("--arch", default="9.0")
     ap.add_argument("--out")
     args = ap.parse_args()
-    from multikernelbench.backends import nvcc_light
     from multikernelbench.backends.cuda import nvcc_path
+    from multikernelbench.backends.extbuild import nvcc_light
 
     nvcc = nvcc_path()
     if not nvcc:

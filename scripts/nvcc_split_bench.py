@@ -1,4 +1,4 @@
-"""Stock ``nvcc -c`` vs ``backends/nvcc_split.py`` on the same torch-extension ``.cu`` files, side by side.
+"""Stock ``nvcc -c`` vs ``backends/extbuild/nvcc_split.py`` on the same torch-extension ``.cu`` files, side by side.
 
     python scripts/nvcc_split_bench.py --rounds 2 [--solutions solutions/cuda/*.py] [--out FILE.json]
 
@@ -93,7 +93,7 @@ def ensure_stub(stub_dir: Path) -> None:
 
 
 def compile_once(mode: str, nvcc: str, cu: Path, flags: list[str], obj: Path) -> tuple[float, int, str]:
-    from multikernelbench.backends import nvcc_split
+    from multikernelbench.backends.extbuild import nvcc_split
 
     cmd = [nvcc] if mode == "stock" else [sys.executable, nvcc_split.__file__, nvcc]  # as the builder runs it
     t0 = time.perf_counter()

@@ -154,7 +154,7 @@ def cpu_pch():
     one worker while the other waits for it. Requested by ``build_root`` and by the files that build C++ in
     folders of their own."""
     from multikernelbench.backends.cpu import CpuBackend
-    from multikernelbench.backends.cuda_warm import PchWarmer, missing_pch_variants
+    from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, missing_pch_variants
 
     backend = CpuBackend()
     missing = missing_pch_variants(backend.pch_root(), backend.WARM_VARIANTS)

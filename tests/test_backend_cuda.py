@@ -111,7 +111,7 @@ def test_busy_host_is_not_taken_for_side_streams():
 @pytest.mark.slow
 @gpu
 def test_fast_builder_caches_by_content(tmp_path):
-    from multikernelbench.backends.cuda_build import FastExtensionBuilder
+    from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
 
     b = FastExtensionBuilder(tmp_path / "cache")
     b.install()

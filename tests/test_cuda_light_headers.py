@@ -1,4 +1,4 @@
-"""The light header path for a candidate's ``.cu`` (backends/light_headers.py, backends/nvcc_light.py).
+"""The light header path for a candidate's ``.cu`` (backends/extbuild/light_headers.py, backends/extbuild/nvcc_light.py).
 
 Two kinds of test. Fast ones on the hazard checks (synthetic header differences, no compiler). And, where nvcc
 is installed (CPU only: objects are compiled, never run), real compiles of a shipped solution through the
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from multikernelbench.backends import light_headers as lh
-from multikernelbench.backends import nvcc_light, nvcc_split
-from multikernelbench.backends.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja
+from multikernelbench.backends.extbuild import light_headers as lh
+from multikernelbench.backends.extbuild import nvcc_light, nvcc_split
+from multikernelbench.backends.extbuild.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja
 
 REPO = Path(__file__).resolve().parent.parent
 NVCC = shutil.which("nvcc")

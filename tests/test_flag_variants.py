@@ -1,10 +1,10 @@
-"""The flag sets a run's candidates build with, read (never run) from their sources (backends/flag_variants.py)."""
+"""The flag sets a run's candidates build with, read (never run) from their sources (backends/extbuild/flag_variants.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from multikernelbench.backends.flag_variants import scan
+from multikernelbench.backends.extbuild.flag_variants import scan
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,7 +47,7 @@ def test_a_candidates_flags_do_not_run_a_program_in_the_trusted_warmer(tmp_path)
     folder no worker may write. Before the list of harmless flags the warmer created it (checked by running
     this test with ``flag_variants.harmless`` made to accept everything); now the set is not counted, so the
     warmer gets only the sets it would have had without this candidate."""
-    from multikernelbench.backends.cuda_warm import PchWarmer
+    from multikernelbench.backends.extbuild.cuda_warm import PchWarmer
 
     marker = tmp_path / "outside" / "warmer-ran-it"
     marker.parent.mkdir()
@@ -62,7 +62,7 @@ def test_a_candidates_flags_do_not_run_a_program_in_the_trusted_warmer(tmp_path)
 
 
 def test_harmless_flags_are_counted_and_those_naming_files_or_programs_are_not():
-    from multikernelbench.backends.flag_variants import harmless
+    from multikernelbench.backends.extbuild.flag_variants import harmless
 
     for ok in [(), ("-O3", "--use_fast_math"), ("-U__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr"),
                ("-Xcompiler", "-fopenmp"), ("-gencode", "arch=compute_90,code=sm_90"), ("-D", "N=4"),

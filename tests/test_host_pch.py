@@ -1,4 +1,4 @@
-"""The precompiled prefix of nvcc's final host compile (backends/host_pch.py, used by backends/nvcc_split.py).
+"""The precompiled prefix of nvcc's final host compile (backends/extbuild/host_pch.py, used by backends/extbuild/nvcc_split.py).
 
 Fast tests of the prefix logic on synthetic cudafe1.cpp text (no compiler), and, where nvcc is installed
 (objects are compiled, never run), one real round: the warmer's probe is precompiled, a shipped solution is
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from multikernelbench.backends import host_pch, nvcc_split
+from multikernelbench.backends.extbuild import host_pch, nvcc_split
 
 REPO = Path(__file__).resolve().parent.parent
 NVCC = shutil.which("nvcc")

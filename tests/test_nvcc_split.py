@@ -1,4 +1,4 @@
-"""backends/nvcc_split.py with the real nvcc (CPU only: objects are compiled, never run).
+"""backends/extbuild/nvcc_split.py with the real nvcc (CPU only: objects are compiled, never run).
 
 The split must produce an object equivalent to stock nvcc's (same defined symbols; one anonymous-namespace id
 shared by the host stub and the embedded device code), report compile errors once with nvcc's status, and
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from multikernelbench.backends import nvcc_split
-from multikernelbench.backends.cuda_build import split_nvcc_in_ninja
+from multikernelbench.backends.extbuild import nvcc_split
+from multikernelbench.backends.extbuild.cuda_build import split_nvcc_in_ninja
 
 NVCC = shutil.which("nvcc")
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not installed")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from multikernelbench.backends.cuda_warm import PchWarmer
+from multikernelbench.backends.extbuild.cuda_warm import PchWarmer
 
 
 @pytest.mark.slow

@@ -89,7 +89,7 @@ def test_a_default_run_builds_main_cpp_with_the_warmed_header(suite, tmp_path, c
     is its own folder, so a backend that resolved ``~`` in the worker looked in the wrong place and built
     every ``main.cpp`` from the text headers (twice the CPU), with every result still correct."""
     from multikernelbench.backends.cpu import CpuBackend
-    from multikernelbench.backends.cuda_warm import pch_dirs
+    from multikernelbench.backends.extbuild.cuda_warm import pch_dirs
 
     src = (REPO / "solutions" / "cpu" / f"{RELU}.py").read_text()
     cfg = EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=3, skip_timing=True)
@@ -113,7 +113,7 @@ def test_two_runs_share_one_pch_cache_and_no_build_waits(tmp_path, cpu_pch):
     The folder is cold for the build's flag set only: the backend's other warmed set (no flags) is linked in
     from the session's warm folder, so the warmers work on one header rather than two (~50 s of CPU less)."""
     from multikernelbench.backends.cpu import CpuBackend
-    from multikernelbench.backends.cuda_warm import pch_dirs
+    from multikernelbench.backends.extbuild.cuda_warm import pch_dirs
 
     pch_root = tmp_path / "pch"
     pch_root.mkdir()

@@ -1,4 +1,4 @@
-"""A build killed mid-way must not make the next load of its folder wait forever (backends/cuda_build.py).
+"""A build killed mid-way must not make the next load of its folder wait forever (backends/extbuild/cuda_build.py).
 
 torch's loader guards a build folder with a *baton*, a plain file ``<folder>/lock`` that it removes when the
 build ends. A process killed mid-build never removes it, and the next load of that folder (a reused build root,
@@ -20,7 +20,7 @@ import pytest
 
 _LOAD = textwrap.dedent("""
     import sys, torch
-    from multikernelbench.backends.cuda_build import FastExtensionBuilder
+    from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
     FastExtensionBuilder(sys.argv[1], pch=True, cache=False, split_nvcc=False, pch_root=sys.argv[2]).install()
     from torch.utils.cpp_extension import load_inline  # after install, as a candidate in a worker imports it
     m = load_inline(name="mkb_stale_baton", cpp_sources=["torch::Tensor twice(torch::Tensor x) { return x * 2; }"],

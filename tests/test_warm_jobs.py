@@ -1,4 +1,4 @@
-"""The CUDA/C++ warmer's schedule (backends/warm_jobs.py) and its log in a run's trace (engine/trace.HelperLog).
+"""The CUDA/C++ warmer's schedule (backends/extbuild/warm_jobs.py) and its log in a run's trace (engine/trace.HelperLog).
 
 Side by side, every product of every flag set is its own lane, and a folder's warming mark (what builds wait
 on) stands until the last job filling it is done; the trace copies the warmer's lines while it runs.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from multikernelbench.backends import warm_wait
-from multikernelbench.backends.cuda_warm import PchWarmer, light_root_of
-from multikernelbench.backends.warm_jobs import plan, run_lanes
+from multikernelbench.backends.extbuild import warm_wait
+from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, light_root_of
+from multikernelbench.backends.extbuild.warm_jobs import plan, run_lanes
 from multikernelbench.engine.trace import HelperLog, Trace
 
 

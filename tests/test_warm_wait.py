@@ -1,4 +1,4 @@
-"""Builds wait, bounded, for what the trusted warmer is making right now (backends/warm_wait.py): the light-header
+"""Builds wait, bounded, for what the trusted warmer is making right now (backends/extbuild/warm_wait.py): the light-header
 analysis (nvcc_light) and the PCH (main.cpp's compile). Real processes, a real C++ build."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from multikernelbench.backends import warm_wait
+from multikernelbench.backends.extbuild import warm_wait
 
 
 def _sleeper(seconds: float = 60) -> subprocess.Popen:
@@ -60,7 +60,7 @@ def test_no_mark_a_dead_warmer_or_the_bound_ends_the_wait(tmp_path):
 
 @pytest.mark.slow
 def test_a_stopped_warmer_leaves_no_mark(tmp_path):
-    from multikernelbench.backends.cuda_warm import PchWarmer, light_root_of
+    from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, light_root_of
 
     warmer = PchWarmer(tmp_path / "pch", {}, with_cuda=True, light=True)
     assert warm_wait.warmer_active(tmp_path / "pch")  # marked by the parent at once, before its imports
@@ -74,7 +74,7 @@ _CPP = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
 _LOAD = textwrap.dedent("""
     import sys, torch
     from torch.utils.cpp_extension import load_inline
-    from multikernelbench.backends.cuda_build import FastExtensionBuilder
+    from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
     b = FastExtensionBuilder(sys.argv[1], pch=True, cache=False, split_nvcc=False, pch_root=sys.argv[2])
     b.install()
     m = load_inline(name="mkb_warm_wait_twice", cpp_sources=[sys.argv[3]], functions=["twice"],
@@ -90,7 +90,7 @@ def test_main_cpp_waits_for_the_pch_being_made_and_a_reload_does_not_rebuild(tmp
     cold PCH folder holding only the header, and puts the .gch in place 2 s after the build began. The build's main.cpp
     compile waits for it (the build.ninja's compile rule runs the waiter first), the module is right, and
     loading the built folder again in another process (the device worker's load) runs no compile."""
-    from multikernelbench.backends.cuda_warm import pch_dirs
+    from multikernelbench.backends.extbuild.cuda_warm import pch_dirs
 
     (warm,) = pch_dirs(cpu_pch, ((),)).values()
     gchs = list(warm.glob("*.gch"))

@@ -130,7 +130,7 @@ def missing_pch_variants(backend) -> list[tuple[str, ...]]:
     if not variants or not getattr(backend.opts, "pch", True) or not hasattr(backend, "pch_root"):
         return []
     try:
-        from multikernelbench.backends.cuda_warm import missing_pch_variants as probe
+        from multikernelbench.backends.extbuild.cuda_warm import missing_pch_variants as probe
 
         return probe(backend.pch_root(), variants)
     except Exception:  # noqa: BLE001 - a probe that cannot tell leaves the run as the engine makes it
@@ -160,7 +160,7 @@ def warm_pch_first(backend, show_progress: bool, console) -> None:
     missing = missing_pch_variants(backend)
     if not missing:
         return
-    from multikernelbench.backends.cuda_warm import PchWarmer
+    from multikernelbench.backends.extbuild.cuda_warm import PchWarmer
     from multikernelbench.engine.progress import Progress
     from multikernelbench.util.procs import usable_cores
 

@@ -5,7 +5,7 @@ fresh process with its own empty extension folder.
   device's architecture, nothing of this project in the build path).
 * ``builder``: the cuda backend's FastExtensionBuilder as it was before the light header path (PCH for
   ``main.cpp``, nvcc's halves side by side, no dependency pass), ``light_headers=False``.
-* ``light``: the same builder with the light header path (backends/light_headers.py).
+* ``light``: the same builder with the light header path (backends/extbuild/light_headers.py).
 
 The PCH and the light-header analyses are made first by the trusted warmer (``PchWarmer``, not timed; its
 seconds are reported), as a run of ``mkb eval`` does before its compile pool. Modes run one after the other;
@@ -69,8 +69,8 @@ def build_one_child(argv: list[str]) -> int:
     if a.mode == "stock":
         os.environ["TORCH_EXTENSIONS_DIR"] = str(ext)
     else:
-        from multikernelbench.backends.cuda_build import FastExtensionBuilder
-        from multikernelbench.backends.cuda_warm import light_root_of
+        from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
+        from multikernelbench.backends.extbuild.cuda_warm import light_root_of
 
         builder = FastExtensionBuilder(ext, pch=True, split_nvcc=True, pch_root=a.pch_root,
                                        light_headers=a.mode == "light",
@@ -142,7 +142,7 @@ def _run_mode(mode: str, cands: list[dict], work: Path, pch_root: Path, env: dic
 
 
 def run_per_build(args, work: Path, manifest: list[dict], cap_s: float) -> dict:
-    from multikernelbench.backends.cuda_warm import PchWarmer
+    from multikernelbench.backends.extbuild.cuda_warm import PchWarmer
 
     cands = pick(manifest, args.n)
     pch_root = (args.pch_root or work / "pch").resolve()

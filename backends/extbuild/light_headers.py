@@ -4,7 +4,7 @@
 dtype constants). What KernelBench-format host code includes on top, ``<torch/extension.h>``, adds the C++
 frontend (``torch/all.h``: nn, optim, data, jit, serialize, ...) and the Python bindings (``torch/python.h``:
 pybind11, ``Python.h``); nvcc's three passes over those headers are most of a build (measured:
-``benchmarks/compile_time_cuda/``). The light path (:mod:`multikernelbench.backends.nvcc_light`) compiles the
+``benchmarks/compile_time_cuda/``). The light path (:mod:`multikernelbench.backends.extbuild.nvcc_light`) compiles the
 ``.cu`` with a one-line ``torch/extension.h`` that includes ``<torch/types.h>`` only, and stock when that fails.
 
 A light compile that fails costs a few seconds and falls back; the danger is one that *succeeds with another
@@ -46,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 
 #: What the light ``torch/extension.h`` holds.
 SHIM_TEXT = ("// multikernelbench light path: <torch/extension.h> read as <torch/types.h> (what load_inline\n"
-             "// already puts first in every cuda.cu). See backends/light_headers.py.\n"
+             "// already puts first in every cuda.cu). See backends/extbuild/light_headers.py.\n"
              "#pragma once\n#include <torch/types.h>\n")
 ANALYSIS_VERSION = "mkb-light-2"
 SCOPES = ("", "torch", "at", "c10")  # namespaces whose full-only names are checked ("" = global)

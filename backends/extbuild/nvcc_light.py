@@ -2,7 +2,7 @@
 
     python nvcc_light.py --shim DIR --cache DIR [--shared DIR] --report FILE --nvcc-words N -- NVCC_COMMAND... ARGS...
 
-(what :class:`~multikernelbench.backends.cuda_build.FastExtensionBuilder` writes into build.ninja's ``nvcc``
+(what :class:`~multikernelbench.backends.extbuild.cuda_build.FastExtensionBuilder` writes into build.ninja's ``nvcc``
 variable; ``NVCC_COMMAND`` is nvcc itself or the :mod:`nvcc_split` driver around it).
 
 For one ``nvcc -c X.cu``:

@@ -20,9 +20,9 @@ layout, relocatable device code, several source files, no ``-c`` — runs plain 
 failure of the dry run. On a compile error the failing half's messages are printed as nvcc would print
 them (host first, as nvcc runs it first) and the exit status is that command's.
 
-Usage (what :class:`~multikernelbench.backends.cuda_build.FastExtensionBuilder` writes into build.ninja):
+Usage (what :class:`~multikernelbench.backends.extbuild.cuda_build.FastExtensionBuilder` writes into build.ninja):
 ``python /path/to/nvcc_split.py /path/to/nvcc <nvcc arguments>`` (standard library only, so it is run as a
-script: ``-m multikernelbench.backends.nvcc_split`` works too but imports torch through the package).
+script: ``-m multikernelbench.backends.extbuild.nvcc_split`` works too but imports torch through the package).
 """
 
 from __future__ import annotations

@@ -16,12 +16,12 @@ module exactly as stock, and change only how the build is carried out:
   compile pool (``cuda_warm.PchWarmer``); a worker never builds it (building it inside workers, under their
   256 MB file-size limit and a shared lock, is what made builds end one at a time on the H200). While the
   warmer is making it, main.cpp's compile waits for it, bounded (:data:`PCH_WAIT_S`, ``warm_wait``).
-* **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.nvcc_split` runs stock
+* **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.extbuild.nvcc_split` runs stock
   nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
   other; anything it does not recognise runs plain nvcc.
-* **A light header path for the ``.cu``.** :mod:`multikernelbench.backends.nvcc_light` compiles it with
+* **A light header path for the ``.cu``.** :mod:`multikernelbench.backends.extbuild.nvcc_light` compiles it with
   ``<torch/extension.h>`` read as ``<torch/types.h>`` (which load_inline puts first in every ``cuda.cu``
-  anyway) unless :mod:`multikernelbench.backends.light_headers` finds a way the meaning could differ, and
+  anyway) unless :mod:`multikernelbench.backends.extbuild.light_headers` finds a way the meaning could differ, and
   with the stock header, in the same build, when that compile fails. ``main.cpp`` (the bindings) is never
   touched, so the module's functions are those of the stock build.
 * **No nvcc dependency pass.** ``TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES=1`` (set through the
@@ -30,7 +30,7 @@ module exactly as stock, and change only how the build is carried out:
 * **The device's real architecture.** ``TORCH_CUDA_ARCH_LIST`` is set to the device's compute capability
   (``9.0`` on the H200): SASS for sm_90, no PTX-only build and no extra targets.
 
-* **A precompiled prefix for nvcc's final host compile.** :mod:`multikernelbench.backends.host_pch`: the
+* **A precompiled prefix for nvcc's final host compile.** :mod:`multikernelbench.backends.extbuild.host_pch`: the
   part of cudafe++'s output that load_inline's prelude produces is the same text for every build of a flag
   set (the split driver derives the module id from the flags); the warmer precompiles it once and each build
   whose output starts with exactly that text includes it (same object, ~3 s instead of ~12 s).
@@ -55,7 +55,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends import warm_wait
+from multikernelbench.backends.extbuild import warm_wait
 from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-4"  # 4: module id from the flags, precompiled host prefix
@@ -81,7 +81,7 @@ def _ninja_vars(text: str) -> dict[str, str]:
 def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None,
                            shim: Path | None = None, ahead: bool = True) -> bool:
     """Point build.ninja's ``nvcc`` (whatever it is by now: nvcc, or the split driver around it) at
-    :mod:`multikernelbench.backends.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
+    :mod:`multikernelbench.backends.extbuild.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
     ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge. ``shim``: the
     folder of the one-line header (default ``light_root/include``); the warmer's shared one keeps every
     build's flags identical, which the precompiled host prefix (:mod:`host_pch`) needs."""
@@ -99,7 +99,7 @@ def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: 
 
 
 def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path | None = None) -> bool:
-    """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.nvcc_split` (same commands, host and
+    """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.extbuild.nvcc_split` (same commands, host and
     device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone.
     ``host_pch``: the warmer's folder of precompiled host prefixes (:mod:`host_pch`); ``report``: where the
     driver notes whether the final compile used one."""
@@ -142,14 +142,14 @@ class FastExtensionBuilder:
         self.pch = pch
         self.cache = cache
         self.split_nvcc = split_nvcc
-        #: Compile each ``.cu`` with the light header path first (backends/light_headers.py), stock on failure.
+        #: Compile each ``.cu`` with the light header path first (backends/extbuild/light_headers.py), stock on failure.
         self.light_headers = light_headers
         self.light_root = self.cache_root / "light"
-        #: Start the light compile before its analysis is there (backends/nvcc_light.py).
+        #: Start the light compile before its analysis is there (backends/extbuild/nvcc_light.py).
         self.light_ahead = light_ahead
         #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
         self.light_shared = Path(light_shared) if light_shared else None
-        #: The warmer's precompiled host prefixes (backends/host_pch.py) and its shared light-header shim,
+        #: The warmer's precompiled host prefixes (backends/extbuild/host_pch.py) and its shared light-header shim,
         #: beside its analyses: only with a warmer (``light_shared``), which alone writes them.
         self.host_pch_root = self.light_shared.parent / "host" if self.light_shared and host_pch else None
         shared_shim = self.light_shared.parent / "include" if self.light_shared else None
@@ -259,7 +259,7 @@ class FastExtensionBuilder:
         """Force-include the precompiled torch/extension.h when one exists for exactly these flags; otherwise
         build with the text header. A build never makes the PCH: the .gch (~0.7 GB) is over a worker's
         file-size limit, and building it under a shared lock in every worker is what made builds finish one
-        at a time (see :func:`~multikernelbench.backends.cuda_warm.warm_pch`, run by the trusted parent
+        at a time (see :func:`~multikernelbench.backends.extbuild.cuda_warm.warm_pch`, run by the trusted parent
         instead). While the warmer is making it right now, the ``main.cpp`` compile waits for it (up to
         :data:`PCH_WAIT_S`, beside the ``.cu`` compile, which takes longer), then includes whichever is
         there: ``-include`` of the header finds the .gch beside it, or reads the text, the same code."""

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends import warm_wait
-from multikernelbench.backends.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
+from multikernelbench.backends.extbuild import warm_wait
+from multikernelbench.backends.extbuild.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
 from multikernelbench.util.procs import lower_priority
 
 
@@ -110,11 +110,11 @@ def light_root_of(pch_root: Path | str) -> Path:
 
 def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS,
                flag_sets: list[tuple[tuple[str, ...], dict[str, str]]] | None = None) -> list[dict[str, Any]]:
-    """Trusted side: the light-header analysis (backends/light_headers.py) for the nvcc flags torch's loader
+    """Trusted side: the light-header analysis (backends/extbuild/light_headers.py) for the nvcc flags torch's loader
     uses with each ``extra_cuda_cflags`` variant, so that builds with those flags only read it. A build with
     other flags makes its own, in its own folder. ``flag_sets``: the variants' build.ninja variables, collected
     beforehand (:func:`host_pch_flags`); asked for here otherwise."""
-    from multikernelbench.backends import nvcc_light
+    from multikernelbench.backends.extbuild import nvcc_light
 
     light_root = Path(light_root)
     report: list[dict[str, Any]] = []
@@ -153,7 +153,7 @@ def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[
                   make: Callable[[str, dict[str, str], Path, Path], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """``make(nvcc, variables, shim, probe folder)``'s report rows for each flag set, each tagged with its
     variant; a set whose nvcc is not one word is skipped, one that fails is reported (the warmer goes on)."""
-    from multikernelbench.backends import nvcc_light
+    from multikernelbench.backends.extbuild import nvcc_light
 
     shim = light_root / "include"
     report: list[dict[str, Any]] = []
@@ -176,7 +176,7 @@ def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...],
     """Trusted side of :mod:`host_pch`: for each flag set (:func:`host_pch_flags`), the precompiled prelude part
     of nvcc's final host compile, from a probe ``cuda.cu`` compiled with exactly the arguments a light build's
     split driver gets (:func:`_probe_args`). ~40 s of CPU per flag set on the dev host, once per host."""
-    from multikernelbench.backends import host_pch, nvcc_split
+    from multikernelbench.backends.extbuild import host_pch, nvcc_split
 
     light_root = Path(light_root)
 
@@ -237,7 +237,7 @@ class PchWarmer:
         sets (the analyses and host prefixes; default: ``variants``), each in the order they are made."""
         self.pch_root = Path(pch_root)
         self.pch_root.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "multikernelbench.backends.warm_jobs", "--warm-pch", str(self.pch_root),
+        cmd = [sys.executable, "-m", "multikernelbench.backends.extbuild.warm_jobs", "--warm-pch", str(self.pch_root),
                "--variants", json.dumps([list(v) for v in variants]),
                "--cuda-variants", json.dumps([list(v) for v in (variants if cuda_variants is None else cuda_variants)])]
         if not with_cuda:

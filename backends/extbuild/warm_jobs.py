@@ -1,6 +1,6 @@
 """The trusted CUDA/C++ cache warmer's process: which products it makes, in which order, and its log.
 
-    python -m multikernelbench.backends.warm_jobs --warm-pch ROOT [--light] [--side-by-side] ...
+    python -m multikernelbench.backends.extbuild.warm_jobs --warm-pch ROOT [--light] [--side-by-side] ...
 
 Started by :class:`cuda_warm.PchWarmer` (which holds what each product is); here is only the schedule: the
 products as jobs in lanes, run in threads, each job's report one JSON line of the log with its wall time, and
@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends import cuda_warm, warm_wait
+from multikernelbench.backends.extbuild import cuda_warm, warm_wait
 
 
 def _say(**fields: Any) -> None:

@@ -2,7 +2,7 @@
 
     python warm_wait.py FILE FOLDER SECONDS     (always exits 0: it only waits)
 
-Why: a run's first builds start a few seconds after the warmer (backends/cuda_warm.py). Without waiting,
+Why: a run's first builds start a few seconds after the warmer (backends/extbuild/cuda_warm.py). Without waiting,
 each of them made its own light-header analysis (~10 s of nvcc on every build's critical path, measured on
 the H200: ``benchmarks/throughput/``) and compiled ``main.cpp`` without the PCH, while the cores they took
 slowed the warmer that would have served them all. The warmer marks the folder it is filling with
