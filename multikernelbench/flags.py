@@ -110,6 +110,8 @@ def to_row(flags: Iterable[Flag]) -> dict[str, list[str]]:
 def from_row(texts: Any, kinds: Any = None) -> list[Flag]:
     """The flags of a stored row; ``kinds`` absent (an older row) or not matching the texts one for one: each
     text's kind from its first words (:func:`legacy_kind`)."""
+    if isinstance(texts, str):  # a hand-written row with one note: one flag, not one per character
+        texts = [texts]
     texts = [t if isinstance(t, str) else str(t) for t in texts or []]
     if isinstance(kinds, list) and len(kinds) == len(texts):
         return [Flag(_kind(k), t) for k, t in zip(kinds, texts, strict=True)]

@@ -90,6 +90,7 @@ def test_a_kind_this_version_does_not_know_keeps_its_text():
     assert got == [Flag(FlagKind.UNKNOWN, "a note from a newer harness"),
                    Flag(FlagKind.FRESH_INPUTS, "fresh inputs: 1 calls")]
     assert from_row(None) == [] and to_row([]) == {"flags": [], "flag_kinds": []}
+    assert from_row("fresh shapes: failed") == [Flag(FlagKind.FRESH_SHAPES, "fresh shapes: failed")]
 
 
 def test_producers_name_the_kind_their_text_always_meant():
