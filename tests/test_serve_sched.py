@@ -8,7 +8,10 @@
 * recent usage decays: a heavy user from long ago is not behind for ever; a newcomer is ordered level with
   the busy clients, not ahead of them all;
 * one client holds at most all lanes but one;
-* a client over its share does not get the last free lane; a client under its share does.
+* a client over its share does not get the last free lane; a client under its share does;
+* a run on sufferance (taken over its share, a job that outlasted ``preempt_after_s``, a client on probation)
+  is named for preemption as soon as a cheaper client waits; a run taken within its share is protected until
+  ``preempt_after_s``; a newcomer's share is judged from the level it came in at.
 
 Each rule's test fails on the queue before this change (its single engine thread took batches by
 lifetime usage with provisional costs, and knew no lanes).
@@ -114,7 +117,7 @@ def test_a_newcomer_starts_level_with_the_busy_clients_not_at_zero():
     assert q.take(0, 1, now=1.0) == ["b0"]
     q.done(0, "b0", 2.0)
     assert q.take(0, 1, now=2.0) == ["n0"]
-    assert not q.over_share("new", 2.0)  # the order floor is no charge: its share is what it used
+    assert not q.over_share("new", 2.0)  # judged from the level it came in at: not over the mean
 
 
 def test_one_client_holds_at_most_all_lanes_but_one():
@@ -196,3 +199,84 @@ def test_preemption_spares_short_jobs_equal_clients_and_a_free_lane():
     assert off.take(0, 1, now=0.0) == ["z0"]
     off.push("h", "h0", 10.0, 1.0)
     assert off.victim(1000.0) is None  # preemption off
+
+
+def test_a_run_taken_over_its_share_is_stopped_as_soon_as_a_cheaper_client_waits():
+    """Runs on sufferance: the sleeper was already over its share when the idle lane took its job, so a
+    cheaper client's arrival names its lane at once, not after ``preempt_after_s`` (the queue before this
+    change named it only at 10 s: an honest kernel waited that long behind a sleeper every time)."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9, preempt_after_s=10.0))
+    q.settled.update({"sleeper": (50.0, 0.0), "honest": (5.0, 0.0)})
+    q.push("sleeper", "z0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["z0"]  # nobody else wants the lane: work-conserving
+    assert q.victim(1.0) is None  # nobody waits
+    q.push("honest", "h0", 10.0, 1.0)
+    assert q.victim(1.5) == 0
+    assert not q.overran_after(0, 1.5)  # a stop now does not count against the sleeper's job
+    q.done(0, "z0", 1.5)
+    q.requeue("sleeper", "z0", 10.0, 1.5)
+    assert q.take(0, 1, now=1.5) == ["h0"]
+
+
+def test_a_run_taken_within_its_share_is_protected_until_it_overruns_then_it_is_on_sufferance():
+    """An honest long job taken while its client was within its share is not stopped by arrivals before
+    ``preempt_after_s`` (else it could be restarted for ever); once stopped for outlasting that, its later
+    runs are on sufferance, whatever its client's share."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9, preempt_after_s=10.0))
+    q.settled.update({"long": (1.0, 0.0), "light": (5.0, 0.0)})
+    q.push("long", "l0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["l0"]  # within its share: protected
+    q.push("light", "h0", 10.0, 1.0)
+    assert q.victim(5.0) is None  # over its share by now (6 > 5.5), but protected
+    assert q.victim(11.0) == 0 and q.overran_after(0, 11.0)
+    q.done(0, "l0", 11.0)
+    q.requeue("long", "l0", 10.0, 11.0, overran=True)
+    assert q.take(0, 1, now=11.0) == ["h0"]
+    q.done(0, "h0", 12.0)
+    q.settled["long"] = (0.0, 12.0)  # even within its share again
+    assert q.take(0, 1, now=12.0) == ["l0"]
+    q.push("light", "h1", 10.0, 12.5)
+    q.settled["long"] = (100.0, 12.5)
+    assert q.victim(13.0) == 0  # on sufferance: named at once
+
+
+def test_a_client_whose_job_outlasted_the_bound_is_on_probation():
+    """After a job of ``z`` was stopped for outlasting ``preempt_after_s``, every run of ``z`` is on sufferance
+    for one half-life, even a new job and even while ``z`` is within its share: a sleeper that never
+    finishes does not get a protected slice of the lane with each job it submits."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=100.0, preempt_after_s=10.0))
+    q.push("z", "z0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["z0"] and q.lane_protected[0]
+    q.push("h", "h0", 10.0, 1.0)
+    assert q.victim(10.5) == 0
+    q.done(0, "z0", 10.5)
+    q.requeue("z", "z0", 10.0, 10.5, overran=True)
+    assert q.take(0, 1, now=10.5) == ["h0"]
+    q.done(0, "h0", 11.0)
+    q.settled["h"] = (1000.0, 11.0)  # z is well within its share now
+    q.push("z", "z1", 10.0, 11.0)
+    assert q.take(0, 1, now=11.0) == ["z0"] and not q.lane_protected[0]  # the job that overran
+    q.done(0, "z0", 12.0)  # (ended)
+    assert q.take(0, 1, now=12.0) == ["z1"] and not q.lane_protected[0]  # a new job: on probation
+    q.done(0, "z1", 13.0)
+    q.push("z", "z2", 10.0, 111.0)
+    assert q.take(0, 1, now=111.0) == ["z2"] and q.lane_protected[0]  # a half-life later: protected again
+
+
+def test_a_newcomers_share_is_judged_from_the_level_it_started_at():
+    """A newcomer is ordered level with the busy clients (already so); its share is now also judged from
+    that level: on what it used it is the lightest client for a long while (the soak's sleeper, judged so,
+    held a lane 24 s before it was over its share, and pulled the mean below the honest clients'); from its
+    starting level it is over its share as soon as it has run more than the others."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=3, lanes_per_client=1, half_life_s=1e9,
+                                                                    preempt_after_s=10.0))
+    q.settled.update({"a": (30.0, 0.0), "b": (30.0, 0.0)})
+    q.push("a", "a0", 10.0, 0.0)
+    q.push("b", "b0", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["a0"] and q.take(1, 1, now=0.0) == ["b0"]
+    q.push("z", "z0", 10.0, 0.0)
+    assert q.take(2, 1, now=0.0) == ["z0"] and q.lane_protected[2]
+    q.done(0, "a0", 1.0)
+    q.done(1, "b0", 1.0)
+    assert q.usage("z", 5.0) < q.usage("a", 5.0)  # on what it used (5 s) it is the lightest
+    assert q.over_share("z", 5.0)  # from the level it started at it is the heaviest

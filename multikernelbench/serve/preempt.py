@@ -105,9 +105,10 @@ class Preemptor:
                     job.preemptions += 1
                 if job.preemptions > self.max_preemptions:
                     ended.append(job)
+                    svc.sched.ended_overran(job.client, now)
                     continue
                 svc.running -= 1
-                svc.sched.done(lane, job, now)  # the lane time it used is its client's
+                svc.sched.done(lane, job, now, stopped=True)  # the lane time it used is its client's
                 for j in [job, *job.followers]:
                     j.state, j.started_at = self.queued, None
                 svc.sched.requeue(job.client, job, job.compute_s, now, overran=job.overran)

@@ -30,14 +30,17 @@ arrives after it. So:
   share (the most used such client first). The service stops that run and puts its jobs back at the front
   of their client's queue, charged for the lane time they used (:meth:`FairQueue.requeue`); serve/preempt.py
   bounds how often one job is stopped. A job is only stopped for a client that is cheaper than its own.
-* **Runs on sufferance are stopped at once.** A run taken while its client was already over its share (a lane
-  was idle, nobody cheaper wanted it), or a job already stopped once for outlasting ``preempt_after_s``, holds
-  its lane only until a client not over its share waits for one: then it is stopped without waiting
-  ``preempt_after_s`` (the most used such client's youngest run first). Without this a waiting honest kernel
-  waited for ``preempt_after_s`` of a sleeper's run each time (the soak: -52 % honest results per minute with
-  one sleeping client). A run taken while its client was within its share is *protected*: only the rule
-  above stops it, so an honest job shorter than ``preempt_after_s`` is not restarted for ever by others'
-  arrivals (its client falls within its share while it waits, and its next run is protected).
+* **Runs on sufferance are stopped at once.** A run holds its lane only until a client not over its share
+  waits for one, then it is stopped without waiting ``preempt_after_s`` (the most used such client's youngest
+  run first), when it was taken while its client was already over its share (a lane was idle, nobody cheaper
+  wanted it), or its job was already stopped once for outlasting ``preempt_after_s``, or its client is *on
+  probation*: a job of it outlasted ``preempt_after_s`` and was stopped within the last ``half_life_s``.
+  Without this a waiting honest kernel waited up to ``preempt_after_s`` of a sleeper's run each time, and a
+  client whose jobs never finish within the bound still got protected slices of ``preempt_after_s`` as often
+  as its share allowed (the soak: -52 % honest results per minute with one sleeping client). A run taken
+  while its client was within its share and not on probation is *protected*: only the rule above stops it,
+  so an honest job shorter than ``preempt_after_s`` is not restarted for ever by others' arrivals (its client
+  falls within its share while it waits, and its next run is protected).
 
 Caps are checked before anything is queued: a client's pending jobs, a client's pending compute (the sum of
 its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the service's pending
@@ -102,7 +105,8 @@ class FairQueue(Generic[T]):
         self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
         self._tick = 0
         self.settled: dict[str, tuple[float, float]] = {}  # client -> (recent lane seconds, as of this time)
-        self.start: dict[str, float] = {}  # a backlogged client's order floor (start-time fair queueing)
+        self.credit: dict[str, float] = {}  # an active client's floor above what it used (start-time fair queueing)
+        self.overran_at: dict[str, float] = {}  # when a job of the client last outlasted preempt_after_s
         self.lane_items: dict[int, list[tuple[str, T]]] = {}  # a busy lane's unfinished items
         self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
         self.lane_start: dict[int, float] = {}  # when a busy lane took its first unfinished item
@@ -138,11 +142,12 @@ class FairQueue(Generic[T]):
         self.charge(client, compute_s)
         self._queue(client, now).append((item, compute_s))
 
-    def _queue(self, client: str, now: float) -> collections.deque[tuple[T, float]]:
-        """``client``'s queue, opened when it becomes active (ordered level with the least-used busy client)."""
+    def _queue(self, client: str, now: float, floor: bool = True) -> collections.deque[tuple[T, float]]:
+        """``client``'s queue, opened when it becomes active (ordered level with the least-used busy client);
+        ``floor=False``: it never stopped being active (a stopped job put back)."""
         queue = self.queues.get(client)
         if queue is None:
-            if not self.lanes_of(client):
+            if floor and not self.lanes_of(client):
                 self._floor(client, now)
             self._tick += 1
             self.since[client] = self._tick
@@ -170,14 +175,22 @@ class FairQueue(Generic[T]):
     def _floor(self, client: str, now: float) -> None:
         """A client becoming active is ordered at least level with the least-used client that has work queued
         or running: idle time buys no priority over clients that are busy now (a new or returning client at
-        zero would otherwise take every free lane until its usage caught up with theirs). Only the order: its
-        share (:meth:`over_share`) is judged on what it used."""
+        zero would otherwise take every free lane until its usage caught up with theirs). Its share
+        (:meth:`over_share`) is judged from that floor up too (:meth:`level`, while it stays active). Judged on
+        what it had used, the soak's sleeper, new in the hostile phase, held a lane 24 s before it was over its
+        share, and its low usage pulled the mean below the honest clients', so that they were "over their
+        share": not given the last free lane, and not a waiter any run could be stopped for."""
         busy = (set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}) - {client}
         if busy:
-            self.start[client] = min(self.usage(c, now) for c in busy)
+            floor = min(self.usage(c, now) for c in busy)
+            self.credit[client] = max(0.0, floor - self.usage(client, now))
 
     def _order(self, client: str, now: float) -> tuple[float, int]:
-        return max(self.usage(client, now), self.start.get(client, 0.0)), self.since[client]
+        return self.level(client, now), self.since[client]
+
+    def level(self, client: str, now: float) -> float:
+        """``client``'s usage counted from the floor it became active at (:meth:`_floor`)."""
+        return self.usage(client, now) + self.credit.get(client, 0.0)
 
     def usage(self, client: str, now: float) -> float:
         """Recent lane seconds of ``client``: settled (decayed) plus its part of the busy lanes' time so far."""
@@ -189,13 +202,23 @@ class FairQueue(Generic[T]):
         return total
 
     def over_share(self, client: str, now: float) -> bool:
-        """Whether ``client`` used more than the mean of the clients that used the engine recently or want it."""
+        """Whether ``client`` used more than the mean of the clients that used the engine recently or want it
+        (each active client counted from the floor it became active at: :meth:`level`)."""
         for c in [c for c in self.settled if c not in self.queues and self._decayed(c, now) < FORGET_S]:
             del self.settled[c]
         active = set(self.settled) | set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}
         active.add(client)
-        usages = {c: self.usage(c, now) for c in active}
+        usages = {c: self.level(c, now) for c in active}
         return usages[client] > sum(usages.values()) / len(usages) + 1e-9
+
+    def on_probation(self, client: str, now: float) -> bool:
+        """Whether a job of ``client`` outlasted ``preempt_after_s`` (and was stopped) within the last
+        ``half_life_s``: its runs are then on sufferance (module docstring)."""
+        at = self.overran_at.get(client)
+        if at is not None and now - at >= self.share.half_life_s:
+            del self.overran_at[client]
+            at = None
+        return at is not None
 
     # ---- lanes ------------------------------------------------------------------------------------
     def lanes_of(self, client: str) -> set[int]:
@@ -224,7 +247,8 @@ class FairQueue(Generic[T]):
             queue = self.queues[client]
             item, _ = queue.popleft()
             out.append(item)
-            protected = item not in self.overran and not self.over_share(client, now)
+            protected = (item not in self.overran and not self.on_probation(client, now)
+                         and not self.over_share(client, now))
             self.overran.discard(item)
             if lane not in self.lane_items:
                 self.lane_items[lane] = []
@@ -238,7 +262,6 @@ class FairQueue(Generic[T]):
             self.since[client] = self._tick
             if not queue:
                 del self.queues[client]
-                self.start.pop(client, None)
         return out
 
     def _settle_lane(self, lane: int, now: float) -> None:
@@ -248,8 +271,10 @@ class FairQueue(Generic[T]):
             self._add(client, elapsed / len(items), now)
         self.lane_mark[lane] = now
 
-    def done(self, lane: int, item: T, now: float) -> None:
-        """A taken item finished: its lane's time so far is charged to the clients it held, and it leaves."""
+    def done(self, lane: int, item: T, now: float, stopped: bool = False) -> None:
+        """A taken item finished: its lane's time so far is charged to the clients it held, and it leaves.
+        ``stopped``: it was preempted and is about to be :meth:`requeue`-d (its client stays active: its level
+        is not set anew, so the stopped run's time stays charged)."""
         items = self.lane_items.get(lane)
         if not items:
             return
@@ -257,14 +282,23 @@ class FairQueue(Generic[T]):
         self.lane_items[lane] = [(c, i) for c, i in items if i is not item]
         if not self.lane_items[lane]:
             del self.lane_items[lane], self.lane_mark[lane], self.lane_start[lane], self.lane_protected[lane]
+        for client in {c for c, i in items if i is item}:
+            if not stopped and client not in self.queues and not self.lanes_of(client):
+                self.credit.pop(client, None)  # idle again: judged on what it used until it is active again
 
     def requeue(self, client: str, item: T, compute_s: float, now: float, overran: bool = False) -> None:
         """A stopped item (already :meth:`done` on its lane) back at the front of its client's queue; it stays
         charged against the caps (it was never released). ``overran``: it was stopped after running
         ``preempt_after_s`` at least once; its later runs are on sufferance."""
-        self._queue(client, now).appendleft((item, compute_s))
+        self._queue(client, now, floor=False).appendleft((item, compute_s))
         if overran:
             self.overran.add(item)
+            self.overran_at[client] = now
+
+    def ended_overran(self, client: str, now: float) -> None:
+        """A job of ``client`` that outlasted ``preempt_after_s`` was ended for it (not queued again): its
+        client stays on probation (:meth:`on_probation`) from now."""
+        self.overran_at[client] = now
 
     def overran_after(self, lane: int, now: float) -> bool:
         """Whether the busy ``lane``'s run has lasted ``preempt_after_s``: a stop then counts against its jobs."""
