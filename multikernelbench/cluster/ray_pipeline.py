@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from multikernelbench.cluster.remote import Lane, build_candidate
 from multikernelbench.engine.job import JobHost
+from multikernelbench.engine.schedule import Schedule
 from multikernelbench.records import EvalResult, Status
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class RayPipeline:
         self.lane_cls = ray.remote(max_restarts=0, max_concurrency=self.slots + 2, **runner.lane_options())(Lane)
         self.overlap = runner.backend.overlap_compile_with_timing
         self.build_limit = cfg.compile_workers or len(todo)
-        self.cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
+        self.schedule = Schedule(cfg, [job.task.id for job in todo], self.overlap, warmer)
 
         self.waiting_builds: collections.deque[Job] = collections.deque(todo)
         self.pending: dict[Any, tuple[str, Any]] = {}  # ObjectRef -> (kind, job or lane)
@@ -70,8 +71,7 @@ class RayPipeline:
         self.attempts: collections.Counter[int] = collections.Counter()
         self.queue: collections.deque[Job] = collections.deque()
         self.lanes: list[LaneState] = []
-        self.remaining = collections.Counter(job.task.id for job in todo)
-        self.built = self.done = self.replacements = 0
+        self.done = self.replacements = 0
         self.lanes_started = False
         self.lane_seen = time.monotonic()
         self.lane_error = f"none started within {LANE_WAIT_S:.0f} s"
@@ -79,7 +79,7 @@ class RayPipeline:
     # -- the loop ---------------------------------------------------------------------------------------
     def run(self) -> None:
         self.submit_builds()
-        if self.overlap:
+        if self.schedule.open_at_start():
             self.start_lanes()
         try:
             while self.done < len(self.todo):
@@ -123,8 +123,6 @@ class RayPipeline:
 
     def start_lanes(self) -> None:
         self.lanes_started = True
-        if self.warmer is not None and not self.overlap:
-            self.warmer.stop()  # nothing may share the cores with a CPU candidate's clock
         for _ in range(max(1, self.runner.lane_count())):
             self.start_lane()
         self.lane_seen = time.monotonic()
@@ -132,8 +130,7 @@ class RayPipeline:
     def finish(self, job: Job) -> None:
         self.done += 1
         self.runner.finish(job, self.results, self.bar)
-        self.remaining[job.task.id] -= 1
-        if self.remaining[job.task.id] == 0:
+        if self.schedule.job_done(job.task.id):
             for lane in self.lanes:
                 if lane.ready and not lane.dead:
                     lane.handle.release.remote([job.task.id])
@@ -168,9 +165,9 @@ class RayPipeline:
         for lane in self.lanes:
             while self.queue and lane.ready and not lane.dead and len(lane.running) < lane.slots:
                 job = self.queue.popleft()
-                if self.cutoff is not None and time.monotonic() >= self.cutoff:
-                    job.result.message = (f"not started: the run's time limit ({self.cfg.stop_after_s:.0f} s) "
-                                          "was reached first; not stored, a rerun picks it up")
+                skipped = self.schedule.too_late()
+                if skipped is not None:
+                    job.result.message = skipped.message
                     self.results[job.index] = job.result
                     self.done += 1
                     self.bar.advance("evaluate")
@@ -190,13 +187,13 @@ class RayPipeline:
             ok = False
         else:
             job.result = result
-        self.built += 1
+        last = self.schedule.build_ended()
         self.bar.advance("compile")
         if ok:
             self.queue.append(job)
         else:
             self.finish(job)
-        if not self.lanes_started and self.queue and (self.overlap or self.built == len(self.todo)):
+        if last and not self.lanes_started and self.queue:
             self.start_lanes()  # (none at all when every candidate failed to build)
 
     def on_device(self, ref: Any, lane: LaneState, job: Job) -> None:
@@ -214,7 +211,7 @@ class RayPipeline:
             if self.attempts[job.index] == 1:
                 self.runner.rescheduled.append(job.cand.label)
                 self.waiting_builds.appendleft(job)
-                self.built -= 1
+                self.schedule.build_ended(rebuilt=True)
                 return
             job.result.status = Status.RUNTIME_ERROR
             job.result.message = f"harness: the candidate's build was lost twice on the cluster ({exc!r})"

@@ -13,7 +13,6 @@ import itertools
 import queue
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -22,9 +21,10 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.job import Job, JobHost
-from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, Skipped, record
+from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, record
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
+from multikernelbench.engine.schedule import Schedule
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
 from multikernelbench.flags import Flag, FlagKind
@@ -56,10 +56,6 @@ class Pipeline:
         self.builder = BuildStage(runner.backend, cfg, runner.trace, runner.zygote)
         self.ready: queue.Queue[Job | None] = queue.Queue()
         self.posted: queue.Queue[Posted] = queue.Queue()
-        self.remaining: dict[str, int] = {}
-        for job in todo:
-            self.remaining[job.task.id] = self.remaining.get(job.task.id, 0) + 1
-        self.lock = threading.Lock()
         self.lanes = runner.lanes()
         # Each GPU's turns (engine/gpu_turns.py): loads, checks and worker ends take them shared, every clock
         # (timing, the clean reference's, a torch.compile request's device steps: engine/device_turns.py)
@@ -69,10 +65,10 @@ class Pipeline:
         if cfg.cpu_lanes_take_turns and None in self.lanes:
             self.device_locks[None] = GpuTurns()
         self.overlap = runner.backend.overlap_compile_with_timing
+        self.schedule = Schedule(cfg, [job.task.id for job in todo], self.overlap, warmer)
         # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
         # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
         self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
-        self.cutoff = time.monotonic() + cfg.stop_after_s if cfg.stop_after_s > 0 else None
         self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
         self.n_built = itertools.count()
@@ -80,7 +76,7 @@ class Pipeline:
                              for g in self.lanes]
 
     def run(self) -> None:
-        if self.overlap:
+        if self.schedule.open_at_start():
             self.start_lanes()
         workers = self.cfg.compile_workers or self.runner.backend.default_compile_workers()
         with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
@@ -98,16 +94,10 @@ class Pipeline:
                 t.join()
 
     # ---- steps, each in its own thread ------------------------------------------------------------------
-    def past_cutoff(self) -> Skipped | None:
-        if self.cutoff is None or time.monotonic() < self.cutoff:
-            return None
-        return Skipped(f"not started: the run's time limit ({self.cfg.stop_after_s:.0f} s) was reached first; "
-                       "not stored, a rerun picks it up")
-
     def build_step(self, job: Job) -> None:
         """Build one candidate (or, for the baseline, warm its reference's compile cache); a job that built
         goes to the lanes, one that did not is done."""
-        skipped = self.past_cutoff()
+        skipped = self.schedule.too_late()
         if skipped is not None:
             self.posted.put(Posted(Event.BUILT, job))
             self.posted.put(Posted(Event.SKIPPED, job, skipped))
@@ -149,7 +139,7 @@ class Pipeline:
                 job = current.job if current is not None else self.ready.get()
                 if job is None:
                     return
-                skipped = self.past_cutoff()
+                skipped = self.schedule.too_late()
                 if skipped is not None:
                     if current is not None:
                         current.discard()
@@ -168,7 +158,7 @@ class Pipeline:
     def prefetch(self, current: Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
         """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
         stop signal, which goes back on the queue for the lane's next turn)."""
-        if not self.prefetch_workers or self.past_cutoff() is not None:
+        if not self.prefetch_workers or self.schedule.too_late() is not None:
             return None
         try:
             job = self.ready.get_nowait()
@@ -216,9 +206,8 @@ class Pipeline:
 
     def release_finished(self, job: Job, refs: ReferenceService) -> None:
         """After a job's device step: free the references of tasks whose last candidate it was."""
-        with self.lock:
-            self.remaining[job.task.id] -= 1
-            done_tasks = {t for t, n in self.remaining.items() if n == 0}
+        self.schedule.job_done(job.task.id)
+        done_tasks = self.schedule.done_tasks()
         for task_id in set(refs.held_tasks()) & done_tasks:
             refs.release(task_id)
         for task_id in done_tasks:
@@ -231,18 +220,15 @@ class Pipeline:
     # ---- the collecting loop (the runner's thread) -------------------------------------------------------
     def collect(self) -> None:
         """Records every outcome as it arrives; the only place a job's record changes during the run."""
-        built = done = 0
+        done = 0
         while done < len(self.todo):
             posted = self.posted.get()
             job = posted.job
             if posted.outcome is not None:
                 record(job.result, posted.outcome)
             if posted.event is Event.BUILT:
-                built += 1
                 self.bar.advance("compile")
-                if built == len(self.todo) and not self.overlap:
-                    if self.warmer is not None:  # nothing may share the cores with a CPU candidate's clock
-                        self.warmer.stop()
+                if self.schedule.build_ended():
                     self.start_lanes()  # CPU: the device stage starts after the last build
                 continue
             done += 1
