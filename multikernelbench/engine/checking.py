@@ -30,7 +30,7 @@ def compare_outputs(outputs: list[torch.Tensor], expected: list[torch.Tensor], a
         return CheckOutcome(False, FailureKind.SHAPE_MISMATCH,
                             f"returned {len(outputs)} tensor(s), expected {len(expected)}{where}")
     worst_abs = worst_rel = 0.0
-    for i, (out, ref) in enumerate(zip(outputs, expected)):
+    for i, (out, ref) in enumerate(zip(outputs, expected, strict=True)):
         if type(out) is not torch.Tensor:  # noqa: E721
             return CheckOutcome(False, FailureKind.BAD_OUTPUT_TYPE, f"output {i} is not a plain tensor{where}")
         if tuple(out.shape) != tuple(ref.shape):
@@ -99,7 +99,7 @@ def meta_mismatch(meta: list[list[Any]], expected: list[torch.Tensor]) -> str | 
     """Why the reported (shape, dtype) of timed outputs cannot match ``expected``, or None."""
     if len(meta) != len(expected):
         return f"returned {len(meta)} tensor(s), expected {len(expected)}"
-    for i, ((shape, dtype), ref) in enumerate(zip(meta, expected)):
+    for i, ((shape, dtype), ref) in enumerate(zip(meta, expected, strict=True)):
         if tuple(shape) != tuple(ref.shape):
             return f"output {i} has shape {tuple(shape)}, expected {tuple(ref.shape)}"
         if dtype != str(ref.dtype):
@@ -108,7 +108,7 @@ def meta_mismatch(meta: list[list[Any]], expected: list[torch.Tensor]) -> str | 
 
 
 def inputs_unchanged(before: list[Any], after: list[Any]) -> tuple[bool, str]:
-    for i, (b, a) in enumerate(zip(before, after)):
+    for i, (b, a) in enumerate(zip(before, after, strict=True)):
         if not isinstance(b, torch.Tensor):
             continue
         if a is None or tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:

@@ -319,7 +319,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     ref_per_call = statistics.median(max(0.0, r[reference].per_call_ms) for r in paired)
     cand_sample_ms = statistics.median(r[candidate].claimed_ms for r in paired)
     ref_ms = [r[reference].unexplained_ms for r in paired]
-    noise = max(robust_sigma([b - a for a, b in zip(ref_ms, ref_ms[1:])]), clean_noise)
+    noise = max(robust_sigma([b - a for a, b in zip(ref_ms, ref_ms[1:], strict=False)]), clean_noise)
     quiet = max(cfg.floor_ms, cfg.rel * cand_sample_ms, cfg.within_slack * ref_per_call * k_cand)
     threshold = max(quiet, cfg.sigmas * 1.25 * noise / len(paired) ** 0.5)
     # A sample's fixed overhead (the device sync and cache flush before it, the request's round trip) weighs

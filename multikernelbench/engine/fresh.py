@@ -99,7 +99,7 @@ class FreshInputs(Fresh):
         for j, seed in enumerate(grant.seeds):
             new = self._make(int(seed))
             if j < len(slots):
-                for dst, src in zip(slots[j], new):
+                for dst, src in zip(slots[j], new, strict=True):
                     if isinstance(dst, torch.Tensor):
                         dst.copy_(src)  # same storage: graphs and pointer-keyed caches see the change
             else:

@@ -54,13 +54,13 @@ MAX_SPAN_FACTOR = 4
 
 def span(shape: Any, stride: Any) -> int:
     """Elements from a strided tensor's first to its last (its storage span, at least 1)."""
-    return 1 + sum((n - 1) * st for n, st in zip(shape, stride))
+    return 1 + sum((n - 1) * st for n, st in zip(shape, stride, strict=True))
 
 
 def element_offsets(flat: np.ndarray, shape: Any, stride: Any) -> np.ndarray:
     """Storage offsets (in elements, from the first) of row-major flat positions ``flat`` of a strided tensor."""
     offsets = np.zeros_like(flat)
-    for idx, st in zip(np.unravel_index(flat, tuple(shape)), stride):
+    for idx, st in zip(np.unravel_index(flat, tuple(shape)), stride, strict=True):
         offsets += idx * st
     return offsets
 

@@ -103,7 +103,7 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
         raise ClockRetry("; ".join(found.findings))
     findings = found.findings
     if load is not None and load.oversubscribed and findings == found.load_sensitive:
-        beyond = [f for f, m in zip(findings, found.margins) if m > load.factor or f in found.cpu]
+        beyond = [f for f, m in zip(findings, found.margins, strict=True) if m > load.factor or f in found.cpu]
         if not beyond:
             result.flags.append(Flag(
                 FlagKind.CLOCK_INCONCLUSIVE,
