@@ -8,7 +8,6 @@ serializer are bound at start-up, before any candidate code is loaded.
 
 from __future__ import annotations
 
-import errno
 import sys
 import time
 import traceback
@@ -18,29 +17,26 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from multikernelbench.engine import protocol
+from multikernelbench.engine import protocol, worker_baseline, worker_channel
 from multikernelbench.engine.fresh import flatten
 from multikernelbench.engine.messages import (
-    BaselineCompiled,
     Check,
     Checked,
     Compile,
     CompileBaseline,
     Compiled,
-    DeviceTurn,
     Done,
     ErrorKind,
     Exit,
     Failed,
-    FreshAsk,
-    FreshGrant,
     Load,
     Message,
     Setup,
     Time,
     Timed,
-    TurnGranted,
 )
+from multikernelbench.engine.worker_baseline import compile_baseline
+from multikernelbench.engine.worker_channel import Channel, RequestFailed, classify
 from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 
 if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)
@@ -51,55 +47,6 @@ if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every
     from multikernelbench.tasks.record import Task
 
 _perf_counter_ns = time.perf_counter_ns  # bound before candidate code can patch the time module
-
-
-class RequestFailed(Exception):
-    """A request the worker itself declares failed, with its kind (not an exception of the candidate)."""
-
-    def __init__(self, kind: ErrorKind, error: str) -> None:
-        super().__init__(error)
-        self.kind = kind
-
-
-def classify(exc: BaseException) -> ErrorKind:
-    """The error kind of an exception raised while serving a request, by type (never by message text),
-    except for CUDA's out-of-memory, which older torch raises as a plain RuntimeError."""
-    import torch
-
-    from multikernelbench.engine.fresh import BadTimedOutput
-
-    if isinstance(exc, RequestFailed):
-        return exc.kind
-    if isinstance(exc, SystemExit):
-        return ErrorKind.EXIT
-    if isinstance(exc, BadTimedOutput):
-        return ErrorKind.BAD_OUTPUT_TYPE
-    if isinstance(exc, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError))):
-        return ErrorKind.OUT_OF_MEMORY
-    if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
-        return ErrorKind.FILE_TOO_LARGE
-    text = str(exc)
-    if isinstance(exc, RuntimeError) and ("CUDA out of memory" in text or "std::bad_alloc" in text):
-        return ErrorKind.OUT_OF_MEMORY
-    return ErrorKind.EXCEPTION
-
-
-class Channel:
-    """The worker's end of the socket: replies, and the ask/answer exchanges inside a request."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-
-    def send(self, msg: Message, payload: Any = None) -> None:
-        protocol.send(self.conn, msg.to_header(), payload)
-
-    def ask(self, msg: FreshAsk | DeviceTurn, expect: type = FreshGrant, payload: Any = None) -> Any:
-        self.send(msg, payload)
-        header, _ = protocol.recv(self.conn)
-        answer = Message.from_header(header)
-        if not isinstance(answer, expect):
-            raise RequestFailed(ErrorKind.PROTOCOL, f"expected {expect.__name__}, got {type(answer).__name__}")
-        return answer
 
 
 class WorkerState:
@@ -184,7 +131,7 @@ class WorkerState:
         harness = {"worker_main": sys.modules[__name__], "WorkerState": WorkerState, "backend": type(self.backend),
                    "multikernelbench.engine.checking": checking, "multikernelbench.engine.protocol": protocol,
                    "multikernelbench.engine.fresh": fresh, "fresh.FreshInputs": fresh.FreshInputs,
-                   "Channel": Channel}
+                   "Channel": Channel, "worker_channel": worker_channel, "worker_baseline": worker_baseline}
         self.snapshot = runtime.PatchSnapshot(runtime.default_patch_targets(harness))
         self.threads_before = runtime.python_threads()
 
@@ -222,7 +169,7 @@ class WorkerState:
         with torch.no_grad(), _in_forward():
             return runtime.observe(lambda: model(*inputs), probe, record)
 
-    def _model(self, kind: str, shape: dict, weight_seed: int):
+    def model_for(self, kind: str, shape: dict, weight_seed: int):
         """Candidate or reference model for a shape, built with the shared weight seed (cached)."""
         from multikernelbench.tasks.module import make_model
 
@@ -267,7 +214,7 @@ class WorkerState:
 
         dev = self.backend.device()
         inputs = [t.to(dev) if isinstance(t, torch.Tensor) else t for t in tensors]
-        model = self._model("candidate", msg.shape, msg.weight_seed)
+        model = self.model_for("candidate", msg.shape, msg.weight_seed)
         out, observed = self._observed_forward(model, inputs)
         self.backend.synchronize()
         evidence: Evidence = {**observed, **self.evidence(busy=msg.report_busy)}
@@ -298,10 +245,10 @@ class WorkerState:
         fresh = FreshInputs(self.channel.ask,
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
                             msg.positions, msg.edge, pin=pinned.restore)
-        ref = self._model("reference", msg.shape, msg.weight_seed)
+        ref = self.model_for("reference", msg.shape, msg.weight_seed)
         fns: dict[str, Callable[[int], Any]] = {}  # keyed by Series (a str on the wire)
         if not msg.reference_only:
-            cand = self._model("candidate", msg.shape, msg.weight_seed)
+            cand = self.model_for("candidate", msg.shape, msg.weight_seed)
 
             def run_candidate(j: int) -> Any:
                 with _in_forward():
@@ -343,54 +290,7 @@ class WorkerState:
         return reply, TimedPayload(verified=fresh.values)
 
     def on_compile_baseline(self, msg: CompileBaseline, _payload: Any) -> tuple[Message, Any]:
-        """torch.compile of the reference for the timing shape, compiled now (its own request, so a compile that
-        fails or hangs costs the compiled baseline, not the candidate's verdict)."""
-        import torch
-        from torch._inductor import config as inductor_config
-
-        from multikernelbench.anticheat import runtime
-        from multikernelbench.engine.device_turns import DeviceTurns
-        from multikernelbench.tasks.module import make_inputs
-
-        turns = DeviceTurns(lambda take: self.channel.ask(DeviceTurn(take), TurnGranted), msg.take_turns)
-        with turns.turn():  # inputs and weights are made on the device
-            example = make_inputs(self.task_mod, msg.shape, msg.seed, self.task.dtype, self.backend.device())
-            ref = self._model("reference", msg.shape, msg.weight_seed)
-            self.backend.synchronize()
-        before = self.evidence()  # the candidate's doing so far: judged by the parent like any other evidence
-        # In-process compilation: inductor's default pool (a thread plus one process per core) would be
-        # indistinguishable from a candidate's background work, and on the H200 host it starved builds.
-        inductor_config.compile_threads = 1
-        compiled = torch.compile(ref)
-        known = runtime.python_threads()
-        try:
-            with torch.no_grad(), turns.from_compile_end():
-                compiled(*example)  # compiles now; threads started by the harness' compile are not the candidate's
-                self.backend.synchronize()
-        finally:
-            turns.give()
-        del example
-        self.threads_before.update({i: n for i, n in runtime.python_threads().items() if i not in known})
-        # torch.compile legitimately rebinds torch internals: later evidence is judged against a snapshot
-        # taken now, plus whatever the candidate had patched before (already in ``before``). What changed
-        # during the compile itself: the harness's own clock/checker/builtins count as the candidate's doing
-        # (its hooks may run inside the reference's forward); other torch internals are only reported.
-        rebinds: list[str] = []
-        if self.snapshot is not None:
-            earlier = set(before.get("patched", []))
-            critical = set()
-            for name in self.snapshot.changed():
-                if name in earlier or name in runtime.COMPILE_REBINDS:
-                    continue
-                if runtime.harness_critical(name):
-                    critical.add(name)
-                else:
-                    rebinds.append(name)
-            self.patched_before_compile = sorted(earlier | critical)
-            before = {**before, "patched": self.patched_before_compile}
-            self.snapshot = runtime.PatchSnapshot(self.snapshot.targets)
-        self.compiled = compiled
-        return BaselineCompiled(evidence=before, torch_rebinds=rebinds), None
+        return compile_baseline(self, msg), None
 
 
 class _in_forward:
