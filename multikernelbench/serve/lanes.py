@@ -39,7 +39,7 @@ from multikernelbench.store import Label, ResultStore
 from multikernelbench.util.procs import kill_session
 
 if TYPE_CHECKING:
-    from multikernelbench.serve.jobs import EvalService, Job
+    from multikernelbench.serve.jobtypes import Job, LaneHost
 
 
 class WriteOnlyStore(ResultStore):
@@ -165,7 +165,7 @@ class _LaneRunner(Runner):
 class _Lane:
     """One lane's thread: take, evaluate, report each result; the zygote lives as long as the lane."""
 
-    def __init__(self, service: EvalService, index: int, config: EngineConfig, starting: threading.Lock) -> None:
+    def __init__(self, service: LaneHost, index: int, config: EngineConfig, starting: threading.Lock) -> None:
         self.service, self.index, self.config, self.starting = service, index, config, starting
         self.labels: dict[str, Job] = {}
         self._zygote: Any = None
@@ -270,7 +270,7 @@ class _Lane:
 class EngineLanes:
     """The lanes of one service; started at once, stopped by the service's ``close``."""
 
-    def __init__(self, service: EvalService, configs: list[EngineConfig]) -> None:
+    def __init__(self, service: LaneHost, configs: list[EngineConfig]) -> None:
         starting = threading.Lock()  # the lanes' runs start their builds' preparation one at a time
         self.lanes = [_Lane(service, i, c, starting) for i, c in enumerate(configs)]
         for lane in self.lanes:

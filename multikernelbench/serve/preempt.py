@@ -34,13 +34,16 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from multikernelbench.engine.build_stage import read_marker
 
 if TYPE_CHECKING:
-    from multikernelbench.serve.jobs import EvalService, Job
-    from multikernelbench.serve.lanes import RunStop
+    from multikernelbench.records import EvalResult
+    from multikernelbench.serve.jobtypes import Job, ServiceConfig
+    from multikernelbench.serve.lanes import EngineLanes, RunStop
+    from multikernelbench.serve.metrics import Metrics
+    from multikernelbench.serve.sched import FairQueue
 
 #: Seconds between looks for a lane to stop when nothing wakes the checker earlier.
 PERIOD_S = 0.5
@@ -52,11 +55,43 @@ def default_after_s(device_type: str) -> float:
     return DEFAULT_AFTER_S.get(device_type, DEFAULT_AFTER_S["cuda"])
 
 
+class PreemptHost(Protocol):
+    """What the preemptor needs of its service (serve/jobs.py's EvalService, which imports this module)."""
+
+    running: int
+
+    @property
+    def lock(self) -> threading.Condition: ...
+
+    @property
+    def _stop(self) -> bool: ...
+
+    @property
+    def config(self) -> ServiceConfig: ...
+
+    @property
+    def backend(self) -> Any: ...
+
+    @property
+    def lanes(self) -> EngineLanes: ...
+
+    @property
+    def sched(self) -> FairQueue[Job]: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    @property
+    def jobs(self) -> dict[str, Job]: ...
+
+    def finish(self, lane: int, job: Job, result: EvalResult | None, message: str = "") -> None: ...
+
+
 class Preemptor:
     """The checker thread of one service (started by it when ``preempt_after_s`` > 0) and the way back for
     stopped jobs (:meth:`returned`, called by the lanes whether or not the thread runs)."""
 
-    def __init__(self, service: EvalService, max_preemptions: int, queued: Any) -> None:
+    def __init__(self, service: PreemptHost, max_preemptions: int, queued: Any) -> None:
         self.service = service
         self.queued = queued  # JobState.QUEUED (passed in: serve/jobs.py imports this module)
         self.max_preemptions = max_preemptions
