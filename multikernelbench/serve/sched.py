@@ -9,7 +9,8 @@ arrives after it. So:
   (``Share.half_life_s``, as a fair-share batch scheduler does), so a client is judged on the last few
   minutes, not on its whole history. A client that becomes active is ordered level with the least-used
   client busy now (start-time fair queueing): idle time, or a new token, buys no run of the lanes ahead of
-  the clients already there. Ties go to the client that waited longest.
+  the clients already there; its share is judged from that level too (:meth:`FairQueue.level`), as long as
+  it stays active. Ties go to the client that waited longest.
 * **Charged as it runs.** A lane's elapsed time is counted against the clients of the jobs it holds while
   they run, not only when they end: a candidate that sleeps at import is already the most expensive job in
   the queue while it sleeps, not a 10 s estimate until it returns.
@@ -37,7 +38,8 @@ arrives after it. So:
   probation*: a job of it outlasted ``preempt_after_s`` and was stopped within the last ``half_life_s``.
   Without this a waiting honest kernel waited up to ``preempt_after_s`` of a sleeper's run each time, and a
   client whose jobs never finish within the bound still got protected slices of ``preempt_after_s`` as often
-  as its share allowed (the soak: -52 % honest results per minute with one sleeping client). A run taken
+  as its share allowed (the soak: -52 % honest results per minute with one sleeping client; -12 % with this
+  rule, benchmarks/serve/README.md). A run taken
   while its client was within its share and not on probation is *protected*: only the rule above stops it,
   so an honest job shorter than ``preempt_after_s`` is not restarted for ever by others' arrivals (its client
   falls within its share while it waits, and its next run is protected).
