@@ -70,10 +70,11 @@ class EngineConfig:
     #: ``worker_max_processes`` binds (counted over all workers of that uid). No effect when the harness is not
     #: root, nor on a host whose GPU device nodes only root may open (checked: engine/worker_uid.py). Each
     #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
-    #: setting left behind included). Off by default: on, C++ builds in tests/test_anticheat_cpu.py failed with
-    #: EACCES removing torch's build baton (``<build>/mkb_cpu_*/lock``) in a folder the worker had not made
-    #: (2026-12-04, load 12; cause not found yet: a process of another uid writing in the candidate's build
-    #: folder after the worker's chown is the likely one).
+    #: setting left behind included), and workers of another uid wait for the live ones of a shared folder
+    #: (worker_uid.FolderHold). Every ancestor of those folders must stay searchable for the uid while a run is
+    #: on: the EACCES builds seen with this on (torch's baton in ``<build>/mkb_cpu_*/``, 2026-12-04) came from
+    #: another pytest session resetting ``/tmp/pytest-of-root`` to 0700 (tests/_private_temp.py). Off by default
+    #: until the lead's two full-suite runs with it on.
     drop_root: bool = False
     worker_uid: int = 65534
     worker_gid: int = 65534

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.device_stage import worker_limits
 from multikernelbench.engine.messages import BaselineCompiled, CompileBaseline, Setup
 from multikernelbench.engine.reference import SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
@@ -62,7 +63,12 @@ class ReferenceWarmup:
         self.trace(who, "reference warm-up start")
         session = None
         try:
-            session = WorkerSession("compile", env, Limits(file_size_mb=self.config.output_limit_mb), setup,
+            # The run's uid (engine/worker_uid.py): its device workers write the same shared caches, and a root
+            # warm-up beside them took those folders from them (FolderHold now waits instead: for the lanes).
+            run_as = worker_limits(self.config, self.backend)
+            limits = Limits(file_size_mb=self.config.output_limit_mb, run_as_uid=run_as.run_as_uid,
+                            run_as_gid=run_as.run_as_gid, max_processes=run_as.max_processes)
+            session = WorkerSession("compile", env, limits, setup,
                                     zygote=self.zygote, trace=None, who=who)
             session.call(CompileBaseline(shape=shape, weight_seed=self.seeds.next("warmup", task.id),
                                          seed=self.seeds.next("warmup", task.id)),

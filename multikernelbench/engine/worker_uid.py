@@ -18,10 +18,14 @@ the file permissions).
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 
 def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> None:
@@ -102,3 +106,86 @@ def become(uid: int, gid: int) -> None:
         raise OSError(f"could not drop to uid {uid}")
     die_with_parent()
     seccomp.set_dumpable(True)
+
+
+class FolderHold:
+    """The shared folders a live worker writes in, held for its lifetime: no worker of *another* uid takes them
+    over (its start's chown) until this one has ended.
+
+    Why: every worker start gives its writable folders to the uid it runs as (:func:`prepare`, :func:`claim`).
+    Two runs of one build root whose workers run as different uids (one with ``drop_root``, one without; or a
+    root reference warm-up beside ``nobody`` device workers) evaluating the same code took the candidate's build
+    folder from each other mid-load: torch's build baton, made in ``<build>/mkb_cpu_*/`` by a ``nobody`` worker,
+    could not be removed once a root worker's start had changed that folder to root (EACCES;
+    tests/test_folder_owner.py). So each shared folder has a lock file beside it, in its parent (a folder the
+    worker may not write: a candidate can neither remove nor replace it): live workers hold it shared, and
+    only while they do is the folder's owner their uid; a worker whose uid differs from the folder's owner
+    takes it exclusively (waiting for the other uid's workers to end, at most ``wait_s``: past that it goes
+    ahead as before this hold, so a stuck run cannot stall another for good), changes the owner, and holds it
+    shared again. Workers of one uid never wait for each other."""
+
+    def __init__(self) -> None:
+        self._files: list[IO[bytes]] = []
+
+    def take(self, folders: Iterable[str], uid: int, gid: int, wait_s: float = 600.0) -> None:
+        """For each of ``folders`` (each folder at most once, in a fixed order, so two starts cannot each hold
+        one lock the other waits for): held shared, its owner ``uid`` when this returns (the caller's
+        :func:`prepare`/:func:`claim` then changes what is inside)."""
+        for folder in sorted(set(folders)):
+            fh = _lock_file(folder)
+            if fh is None:
+                continue
+            self._files.append(fh)
+            _hold_as(fh, folder, uid, gid, time.monotonic() + wait_s)
+
+    def release(self) -> None:
+        files, self._files = self._files, []
+        for fh in files:
+            fh.close()  # the lock goes with the descriptor
+
+
+def _lock_file(folder: str) -> IO[bytes] | None:
+    """The folder's lock, beside it (``.<name>.mkb-owner.lock``); None when the parent folder refuses one."""
+    path = Path(folder)
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:8]
+    try:
+        return open(path.parent / f".{path.name[:100]}.{digest}.mkb-owner.lock", "ab")
+    except OSError:
+        return None
+
+
+def _hold_as(fh: IO[bytes], folder: str, uid: int, gid: int, deadline: float) -> None:
+    """Shared, with ``folder`` owned by ``uid``: a folder of another uid is changed only under the exclusive
+    lock (no live worker of that uid left). Between giving up the exclusive lock and getting the shared one a
+    start of the other uid may slip in and take the folder: then round again."""
+    while True:
+        fcntl.flock(fh, fcntl.LOCK_SH)
+        if _owner(folder) in (uid, None):
+            return
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        if not _exclusive(fh, deadline):
+            fcntl.flock(fh, fcntl.LOCK_SH)  # waited long enough: on as before this hold (see the class)
+            _chown(folder, uid, gid)
+            return
+        _chown(folder, uid, gid)
+        # Not a conversion in place: flock's EX->SH may drop the lock for a moment anyway, and the loop rechecks.
+        fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _exclusive(fh: IO[bytes], deadline: float) -> bool:
+    """The exclusive lock, polled (a blocking flock cannot be given a deadline); False when ``deadline`` passed."""
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
+def _owner(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_uid
+    except OSError:
+        return None
