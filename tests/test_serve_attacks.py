@@ -174,7 +174,7 @@ def test_long_polls_hold_no_thread_and_end_when_the_client_hangs_up(svc):
         job_id = a.submit(RELU, slow)[0]
     poll = (f"GET /jobs/{job_id}?wait=20 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN_A}\r\n\r\n").encode()
     socks = []
-    for i in range(45):
+    for _ in range(45):
         s = socket.create_connection(("127.0.0.1", port), timeout=30)
         s.sendall(poll)
         socks.append(s)

@@ -83,92 +83,107 @@ async def _job_when_done(service: EvalService, job_id: str, client: str, wait: f
     return service.get(job_id, client)
 
 
+class _Front:
+    """What every route but /health does first: who the client is (its token's name), whether it is over its
+    request rate (charged when not), and the one-line refusal when either fails."""
+
+    def __init__(self, service: EvalService, rate: RateLimits | None) -> None:
+        from multikernelbench.serve.auth import TokenBook
+
+        self.service, self.cfg = service, service.config
+        self.tokens = self.cfg.tokens or TokenBook()
+        self.limiter = RateLimiter(rate, self.cfg.max_body_bytes) if rate is not None else None
+
+    def refuse(self, status: int, reason: str, headers: dict[str, str] | None = None):
+        from fastapi.responses import JSONResponse
+
+        self.service.metrics.count("rejected", f'status="{status}"')
+        return JSONResponse({"error": one_line(reason)}, status_code=status, headers=headers)
+
+    def admit(self, request, declared: int = 0):
+        """``(client, None)`` for a request that may go on, else ``(client or None, the refusal)``."""
+        client = self.tokens.client(request.headers.get("authorization", ""))
+        if client is None:
+            return None, self.refuse(401, "missing or wrong bearer token")
+        wait = self.limiter.admit(client, declared) if self.limiter is not None else 0.0
+        if wait > 0:
+            return client, self.refuse(429, f"client {client} is over its request rate; retry in {wait:.1f} s",
+                                       {"Retry-After": retry_after(wait)})
+        return client, None
+
+    def charge_bytes(self, client: str, n: int) -> None:
+        if self.limiter is not None:
+            self.limiter.charge_bytes(client, n)
+
+
+async def _submit(front: _Front, request):
+    """``POST /jobs``: the body read within its limits, parsed, and queued for the client (one line if not)."""
+    import anyio
+
+    length = request.headers.get("content-length", "")
+    declared = int(length) if length.isdigit() and len(length) < 16 else 0
+    client, refused = front.admit(request, declared)
+    if refused is not None:
+        return refused
+    idem = request.headers.get("idempotency-key")
+    if idem is not None and not IDEMPOTENCY_KEY.fullmatch(idem):
+        return front.refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -")
+    cfg = front.cfg
+    try:
+        try:
+            body = await _read_body(request, cfg)
+        except Rejected as exc:  # an oversized body was read up to the limit
+            if exc.status == 413:
+                front.charge_bytes(client, cfg.max_body_bytes - declared)
+            raise
+        front.charge_bytes(client, len(body) - declared)
+        subs = parse_submissions(body, front.service)
+        jobs = await anyio.to_thread.run_sync(front.service.submit, client, subs, idem)
+    except Rejected as exc:
+        return front.refuse(exc.status, exc.reason)
+    except OverLimit as exc:
+        return front.refuse(429, str(exc))
+    return {"jobs": [j.id for j in jobs], "cached": [j.cached for j in jobs]}
+
+
 def create_app(service: EvalService, rate: RateLimits | None = None):
     """The ASGI app over one :class:`EvalService`; ``rate``: per-client request and byte buckets (None: none;
     ``mkb serve`` sets them from its options)."""
-    import anyio
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
-    from fastapi.responses import JSONResponse, PlainTextResponse
+    from fastapi.responses import PlainTextResponse
     from starlette.exceptions import HTTPException
-
-    from multikernelbench.serve.auth import TokenBook
 
     app = FastAPI(title="multikernelbench evaluation service", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = service.config
-    tokens = cfg.tokens or TokenBook()
-    limiter = RateLimiter(rate, cfg.max_body_bytes) if rate is not None else None
-
-    def refuse(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
-        service.metrics.count("rejected", f'status="{status}"')
-        return JSONResponse({"error": one_line(reason)}, status_code=status, headers=headers)
-
-    def over_rate(client: str, declared: int = 0) -> JSONResponse | None:
-        """A 429 if ``client`` is past its request or byte rate, else None (and the request is charged)."""
-        wait = limiter.admit(client, declared) if limiter is not None else 0.0
-        if wait <= 0:
-            return None
-        return refuse(429, f"client {client} is over its request rate; retry in {wait:.1f} s",
-                      {"Retry-After": retry_after(wait)})
+    front = _Front(service, rate)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc: RequestValidationError):
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
-        return refuse(400, f"{where}: {first.get('msg', 'invalid request')}")
+        return front.refuse(400, f"{where}: {first.get('msg', 'invalid request')}")
 
     @app.exception_handler(HTTPException)
     async def http_error(request, exc: HTTPException):  # 404 route, 405 method: one line too
-        return refuse(exc.status_code, str(exc.detail))
-
-    def client_of(request: Request) -> str | None:
-        return tokens.client(request.headers.get("authorization", ""))
+        return front.refuse(exc.status_code, str(exc.detail))
 
     async def submit(request: Request):
-        client = client_of(request)
-        if client is None:
-            return refuse(401, "missing or wrong bearer token")
-        length = request.headers.get("content-length", "")
-        declared = int(length) if length.isdigit() and len(length) < 16 else 0
-        limited = over_rate(client, declared)
-        if limited is not None:
-            return limited
-        idem = request.headers.get("idempotency-key")
-        if idem is not None and not IDEMPOTENCY_KEY.fullmatch(idem):
-            return refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -")
-        try:
-            try:
-                body = await _read_body(request, cfg)
-            except Rejected as exc:  # an oversized body was read up to the limit
-                if limiter is not None and exc.status == 413:
-                    limiter.charge_bytes(client, cfg.max_body_bytes - declared)
-                raise
-            if limiter is not None:
-                limiter.charge_bytes(client, len(body) - declared)
-            subs = parse_submissions(body, service)
-            jobs = await anyio.to_thread.run_sync(service.submit, client, subs, idem)
-        except Rejected as exc:
-            return refuse(exc.status, exc.reason)
-        except OverLimit as exc:
-            return refuse(429, str(exc))
-        return {"jobs": [j.id for j in jobs], "cached": [j.cached for j in jobs]}
+        return await _submit(front, request)
 
     app.post("/jobs")(submit)
     app.post("/evaluate")(submit)
 
     @app.get("/jobs/{job_id}")
     async def get_job(job_id: str, request: Request, wait: float = 0.0):
-        client = client_of(request)
-        if client is None:
-            return refuse(401, "missing or wrong bearer token")
-        limited = over_rate(client)
-        if limited is not None:
-            return limited
+        client, refused = front.admit(request)
+        if refused is not None:
+            return refused
         wait = max(0.0, min(wait, cfg.max_wait_s)) if math.isfinite(wait) else 0.0
         job = await _job_when_done(service, job_id, client, wait, request) if wait > 0 \
             else service.get(job_id, client)
         if job is None:
-            return refuse(404, f"unknown job {job_id[:40]!r}")
+            return front.refuse(404, f"unknown job {job_id[:40]!r}")
         return job.view()
 
     @app.get("/health")
@@ -177,12 +192,9 @@ def create_app(service: EvalService, rate: RateLimits | None = None):
 
     @app.get("/metrics")
     async def metrics(request: Request):
-        client = client_of(request)
-        if client is None:
-            return refuse(401, "missing or wrong bearer token")
-        limited = over_rate(client)
-        if limited is not None:
-            return limited
+        _, refused = front.admit(request)
+        if refused is not None:
+            return refused
         return PlainTextResponse(service.metrics.render(service.gauges()), media_type="text/plain; version=0.0.4")
 
     return app

@@ -138,9 +138,9 @@ class EvalService:
             jobs = [self._new_job(secrets.token_hex(12), client, self.tasks[s.task_id], code_hash(s.source),
                                   s.fresh_shapes, s.timing_budget_s, now, s.source) for s in subs]
             hits = [self.store.cache_get(j.key, j.strength.fresh_shapes, j.strength.timing_budget_s) for j in jobs]
-            new = [j for j, hit in zip(jobs, hits) if hit is None]
+            new = [j for j, hit in zip(jobs, hits, strict=True) if hit is None]
             self.sched.check(client, len(new), sum(j.compute_s for j in new))
-            for job, hit in zip(jobs, hits):
+            for job, hit in zip(jobs, hits, strict=True):
                 if hit is not None:
                     job.state, job.cached, job.result_json, job.finished_at, job.source = \
                         JobState.DONE, True, hit, now, None

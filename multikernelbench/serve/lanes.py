@@ -153,10 +153,10 @@ class _LaneRunner(Runner):
                 return prepare(*args, **kwargs)
 
         # A run's first step probes which precompiled headers are missing by swapping torch's module-wide
-        # ninja runner (backends/extbuild/cuda_warm.py) -- process-wide state, made for one run at a time. With two lanes
-        # starting runs at the same instant, the soak caught one lane inside a real build of the probe's empty
+        # ninja runner (backends/extbuild/cuda_warm.py) -- process-wide state, made for one run at a time. With two
+        # lanes starting runs at the same instant, the soak caught one lane inside a real build of the probe's empty
         # extension in the service process (a minute under load, holding the lane); the probes take ~0.1 s.
-        setattr(self.backend, "prepare_builds", one_lane_at_a_time)
+        setattr(self.backend, "prepare_builds", one_lane_at_a_time)  # noqa: B010 - mypy refuses assigning a method
 
     def _start_zygote(self, wait: bool = True) -> Any:
         return self._lane.zygote(self, wait)

@@ -59,7 +59,7 @@ class Metrics:
             if self.stages:
                 lines.append("# TYPE mkb_stage_seconds histogram")
             for stage, h in sorted(self.stages.items()):
-                for bound, c in zip(BUCKETS, h.counts):
+                for bound, c in zip(BUCKETS, h.counts, strict=True):
                     lines.append(f'mkb_stage_seconds_bucket{{stage="{stage}",le="{bound}"}} {c}')
                 lines.append(f'mkb_stage_seconds_bucket{{stage="{stage}",le="+Inf"}} {h.n}')
                 lines.append(f'mkb_stage_seconds_sum{{stage="{stage}"}} {h.total:.6f}')
