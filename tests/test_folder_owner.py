@@ -12,6 +12,7 @@ removed, in a folder of its own under its build folder) once the owner of the bu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -93,3 +94,29 @@ def test_a_worker_start_of_another_uid_waits_for_the_live_workers_of_its_folder(
     assert second.status == Status.CORRECT, (second.status, second.message[-1500:])
     runs_as = 0 if first_drop else 65534  # the second run's uid: its workers ended last
     assert held.parent.parent.stat().st_uid == runs_as
+
+
+def test_the_hold_changes_the_owner_and_its_last_holder_removes_the_lock(tmp_path):
+    """Two holds of one uid share the folder (neither waits); the folder is the uid's while held; the lock file,
+    outside the build root, is gone once the last holder has let go."""
+    from multikernelbench.engine.worker_uid import FolderHold, lock_dir
+
+    folder = tmp_path / "cpu" / "0123456789abcdef0123"
+    folder.mkdir(parents=True)
+    lock = lock_dir() / (hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:32] + ".lock")
+    first, second = FolderHold(), FolderHold()
+    first.take([str(folder)], 65534, 65534, wait_s=5.0)
+    t0 = time.monotonic()
+    second.take([str(folder)], 65534, 65534, wait_s=5.0)
+    assert time.monotonic() - t0 < 2.0  # one uid: no waiting
+    assert folder.stat().st_uid == 65534
+    assert lock.exists() and list((tmp_path / "cpu").iterdir()) == [folder]  # nothing beside the folder
+    first.release()
+    assert lock.exists()  # still held by the second
+    third = FolderHold()
+    t0 = time.monotonic()
+    third.take([str(folder)], 0, 0, wait_s=1.0)  # another uid: waits for the second, then goes ahead (bounded)
+    assert time.monotonic() - t0 >= 1.0 and folder.stat().st_uid == 0
+    second.release()
+    third.release()
+    assert not lock.exists()
