@@ -31,7 +31,22 @@ pytestmark = [pytest.mark.skipif(not support().complete, reason="this kernel lac
 
 RELU = "activation.relu"
 NONCE = f"mkb-sbx-{uuid.uuid4().hex[:10]}"
-ATTACKS = ("pch", "other_build", "hf_cache", "home", "tmp", "parent_mem", "zygote_mem", "ptrace", "tcp", "signal")
+ATTACKS = ("pch", "other_build", "hf_cache", "home", "tmp", "parent_mem", "zygote_mem", "ptrace", "tcp", "signal",
+           "chmod")
+
+
+def _mode_target() -> str:
+    """A root-owned file among the shared precompiled headers (in every worker's read scope) whose mode a
+    candidate tries to take away: as uid 0 (drop_root off) the owner, and Landlock has no right for chmod, so
+    before the seccomp rule (util/seccomp.py, ``_NO_EFFECT``) ``chmod 000`` of the harness's shared files
+    landed and broke every later build."""
+    from multikernelbench.backends.cpu import CpuBackend
+
+    path = CpuBackend().pch_root() / f"{NONCE}.mode"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x")
+    path.chmod(0o644)
+    return str(path)
 
 
 def _targets(build_root: Path) -> dict[str, str]:
@@ -62,6 +77,8 @@ for name, pid in (("parent_mem", {harness}), ("zygote_mem", os.getppid())):
 _report("ptrace", _libc.ptrace(0x4206, {harness}, 0, 0) == 0)  # PTRACE_SEIZE
 _report("tcp", _libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0) >= 0)
 _report("signal", _libc.kill({harness}, 0) == 0)
+_libc.chmod({mode!r}.encode(), 0)
+_report("chmod", os.stat({mode!r}).st_mode & 0o777 == 0)  # the mode changed, whatever chmod returned
 try:  # through Python: the audit hook sees this one and records it
     open({hf!r} + ".hook", "w").write("x")
 except OSError:
@@ -85,13 +102,15 @@ _CPP = r"""
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static std::string line(const std::string& name, bool ok) {
     return "ATTACK " + name + ": " + (ok ? std::string("SUCCEEDED") : "blocked errno=" + std::to_string(errno)) + "\n";
 }
 
-std::string attack(std::vector<std::string> names, std::vector<std::string> paths, int64_t harness, int64_t zygote) {
+std::string attack(std::vector<std::string> names, std::vector<std::string> paths, int64_t harness, int64_t zygote,
+                   std::string mode_path) {
     std::string out;
     for (size_t i = 0; i < names.size(); ++i) {
         int fd = open((paths[i] + ".cpp").c_str(), O_WRONLY | O_CREAT, 0644);
@@ -110,6 +129,9 @@ std::string attack(std::vector<std::string> names, std::vector<std::string> path
     }
     out += line("tcp", tcp);
     out += line("signal", kill((pid_t)harness, 0) == 0);
+    chmod(mode_path.c_str(), 0);
+    struct stat st{};
+    out += line("chmod", stat(mode_path.c_str(), &st) == 0 && (st.st_mode & 0777) == 0);
     return out;
 }
 """
@@ -118,7 +140,7 @@ _ext = load_inline(name="mkb_sandbox_attack", cpp_sources=_CPP, functions=["atta
                    extra_cflags=["-O3", "-march=native", "-fopenmp", "-fno-trapping-math"],
                    extra_ldflags=["-fopenmp"], verbose=False)
 _T = @TARGETS@
-print(_ext.attack(list(_T), list(_T.values()), @HARNESS@, os.getppid()), flush=True)
+print(_ext.attack(list(_T), list(_T.values()), @HARNESS@, os.getppid(), @MODE@), flush=True)
 
 
 class ModelNew(nn.Module):
@@ -137,8 +159,8 @@ def _config(build_root):
                         anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
 
 
-def _listing(roots: list[Path]) -> dict[str, tuple[int, int]]:
-    """(size, mtime_ns) of every file and folder under ``roots`` but the candidates' own build folders."""
+def _listing(roots: list[Path]) -> dict[str, tuple[int, int, int]]:
+    """(size, mtime_ns, mode) of every file and folder under ``roots`` but the candidates' own build folders."""
     out = {}
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
@@ -149,7 +171,7 @@ def _listing(roots: list[Path]) -> dict[str, tuple[int, int]]:
                     st = os.lstat(p)
                 except OSError:
                     continue
-                out[p] = (st.st_size, st.st_mtime_ns)
+                out[p] = (st.st_size, st.st_mtime_ns, st.st_mode)
     return out
 
 
@@ -181,10 +203,12 @@ def _stray(targets: dict[str, str]) -> list[str]:
 def attack_results(suite, build_root):
     targets = _targets(build_root)
     hf = targets["hf_cache"]
+    mode = _mode_target()
     cands = [Candidate(task_id=RELU, label="python", source=PY_ATTACK.format(targets=targets, harness=os.getpid(),
-                                                                             hf=hf)),
+                                                                             hf=hf, mode=mode)),
              Candidate(task_id=RELU, label="cpp", source=CPP_ATTACK.replace("@TARGETS@", repr(targets))
-                                                                 .replace("@HARNESS@", str(os.getpid())))]
+                                                                 .replace("@HARNESS@", str(os.getpid()))
+                                                                 .replace("@MODE@", repr(mode)))]
     _OWN.update(c.code_hash for c in cands)
     from multikernelbench.backends.cpu import CpuBackend
 
@@ -195,6 +219,7 @@ def attack_results(suite, build_root):
     finally:
         stray = _stray(targets)
     after = _listing(roots)
+    Path(mode).unlink()
     return {c.label: r for c, r in zip(cands, results, strict=True)}, before, after, stray
 
 
@@ -235,14 +260,16 @@ def test_fresh_interpreter_workers_are_sandboxed_too(suite, build_root):
     """Without the zygote (``EngineConfig.zygote=False``, also the fallback when it cannot start) the sandbox is
     entered in ``preexec_fn`` and holds across the ``exec`` of the fresh interpreter."""
     targets = _targets(build_root)
+    mode = _mode_target()
     cand = Candidate(task_id=RELU, label="python-fresh", source=PY_ATTACK.format(
-        targets=targets, harness=os.getpid(), hf=targets["hf_cache"]) + "\n# fresh\n")
+        targets=targets, harness=os.getpid(), hf=targets["hf_cache"], mode=mode) + "\n# fresh\n")
     cfg = _config(build_root)
     cfg.zygote = False
     try:
         (r,) = evaluate_candidates([suite[RELU]], [cand], cfg)
     finally:
         stray = _stray(targets)
+        Path(mode).unlink()
     report = _report(r.stdout)
     assert set(report) == set(ATTACKS) and all(v.startswith("blocked") for v in report.values()), r.stdout
     assert not stray
@@ -290,6 +317,33 @@ def test_sandboxed_child_keeps_what_workers_need():
         if seccomp.LIBC.unshare(0x40000000) == 0:  # CLONE_NEWNET
             return 5
         return 0
+
+    assert _in_sandbox(probe) == 0
+
+
+def test_mode_changes_that_take_read_or_search_away_do_nothing():
+    """chmod/fchmod/fchmodat to a mode without read and search for all: "done", the mode kept (a uid-0 worker
+    owns the harness's root-owned files, and Landlock has no right for chmod); a mode that keeps both (``ld``'s
+    0755 on its output) is made, so a compiled program still runs."""
+
+    def probe(wd: str) -> int:
+        path = Path(wd, "f")
+        path.write_text("x")
+        os.chmod(path, 0o644)
+        os.chmod(path, 0)  # chmod/fchmodat: no error, no effect
+        if path.stat().st_mode & 0o777 != 0o644:
+            return 10
+        fd = os.open(path, os.O_RDONLY)
+        os.fchmod(fd, 0o600)
+        os.close(fd)
+        if path.stat().st_mode & 0o777 != 0o644:
+            return 11
+        os.chmod(Path(wd), 0o755)  # (mkdtemp made it 0700) read and search for all: made
+        os.chmod(Path(wd), 0o700)  # the search bit for others taken away: not made
+        if Path(wd).stat().st_mode & 0o777 != 0o755:
+            return 12
+        os.chmod(path, 0o755)  # keeps read and search for all: made
+        return 0 if path.stat().st_mode & 0o777 == 0o755 else 13
 
     assert _in_sandbox(probe) == 0
 
@@ -398,14 +452,16 @@ def test_native_attacks_fail_in_a_cuda_worker(suite, build_root):
 
     _gpu_backend_or_skip("cuda")
     targets = _targets(build_root)
+    mode = _mode_target()
     cand = Candidate(task_id=RELU, label="cpp-cuda", source=CPP_ATTACK.replace("@TARGETS@", repr(targets))
-                     .replace("@HARNESS@", str(os.getpid())))
+                     .replace("@HARNESS@", str(os.getpid())).replace("@MODE@", repr(mode)))
     cfg = _config(build_root)
     cfg.backend = "cuda"
     try:
         (r,) = evaluate_candidates([suite[RELU]], [cand], cfg)
     finally:
         stray = _stray(targets)
+        Path(mode).unlink()
     report = _report(r.stdout)
     assert set(report) == set(ATTACKS) and all(v.startswith("blocked") for v in report.values()), \
         (r.status, r.message[-1500:], r.stdout)

@@ -25,6 +25,13 @@ What the filter does (returning an errno, so a library probing for a feature see
   audit's bound is made of and slows the next candidate's reference (issue #40, "starved clean worker"). The
   own pid is written into the program by :func:`install_filter` in the child (the parent builds it before the
   fork); another thread's tid of the same worker is refused too (nothing in the harness pins threads);
+* ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2`` to a mode that takes read or search away from anyone
+  (``mode & 0555 != 0555``) return success without being made (errno 0): Landlock has no right for a mode
+  change, so a worker that is uid 0 (``EngineConfig.drop_root`` off, the default) could ``chmod 000``
+  root-owned files in its read scope -- the shared precompiled headers, torch's libraries -- and break every
+  later candidate's build and verdict. A mode that keeps everything readable and searchable (``ld``'s 0755 on
+  its output) is made; refusing the others (EPERM) would break tools that set their own outputs' modes (torch
+  inductor's C++ builder raises on a failed 0644), and a kept mode breaks nothing the harness runs;
 * a syscall of a foreign ABI (i386 ``int 0x80``, x32) kills the process: it would bypass the numbers above.
 """
 
@@ -62,6 +69,13 @@ _DENY = {
     "io_uring_enter": (426, 426), "io_uring_register": (427, 427), "swapon": (167, 224), "swapoff": (168, 225),
     "reboot": (169, 142),
 }
+#: Mode changes that take read or search away: answered "done" without being made (see the module docstring).
+#: name -> ((x86_64, aarch64: no plain chmod there), index of the mode argument).
+_NO_EFFECT: dict[str, tuple[tuple[int, int | None], int]] = {
+    "chmod": ((90, None), 1), "fchmod": ((91, 52), 1), "fchmodat": ((268, 53), 2), "fchmodat2": ((452, 452), 2),
+}
+_KEPT_BITS = 0o555  # read and search for owner, group and others
+_ALU_AND = 0x54
 _SOCKET, _CLONE, _CLONE3 = (41, 198), (56, 220), (435, 435)
 #: Calls allowed on the calling process only: name -> ((x86_64, aarch64), index of the target argument,
 #: required value of argument 0 or None). PRIO_PROCESS = 0 for setpriority, IOPRIO_WHO_PROCESS = 1.
@@ -123,6 +137,12 @@ def build_filter(allow_netlink: bool = False, arch: str | None = None) -> bytes:
         prog += [_ins(_JGE, _X32_BIT, 0, 1), _ins(_RET, _RET_KILL_PROCESS)]
     for nrs in _DENY.values():
         prog += [_ins(_JEQ, nrs[col], 0, 1), _ins(_RET, eperm)]
+    for mode_nrs, arg in _NO_EFFECT.values():
+        nr = mode_nrs[col]
+        if nr is not None:
+            body = [_ins(_LD_ABS, 16 + 8 * arg), _ins(_ALU_AND, _KEPT_BITS), _ins(_JEQ, _KEPT_BITS, 0, 1),
+                    _ins(_RET, _RET_ALLOW), _ins(_RET, _RET_ERRNO | 0)]
+            prog += [_ins(_JEQ, nr, 0, len(body))] + body
     prog += [_ins(_JEQ, _CLONE3[col], 0, 1), _ins(_RET, _RET_ERRNO | errno.ENOSYS)]
     prog += [_ins(_JEQ, _PROCESS_MADVISE[col], 0, 1), _ins(_RET, eperm)]
     for nrs, arg, which in _SELF_ONLY.values():
