@@ -70,8 +70,7 @@ class EngineConfig:
     #: ``worker_max_processes`` binds (counted over all workers of that uid). No effect when the harness is not
     #: root, nor on a host whose GPU device nodes only root may open (checked: engine/worker_uid.py). Each
     #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
-    #: setting left behind included), and workers of another uid wait for the live ones of a shared folder
-    #: (worker_uid.FolderHold). Every ancestor of those folders must stay searchable for the uid while a run is
+    #: setting left behind included). Every ancestor of those folders must stay searchable for the uid while a run is
     #: on: the EACCES builds seen with this on (torch's baton in ``<build>/mkb_cpu_*/``, 2026-12-04) came from
     #: another pytest session resetting ``/tmp/pytest-of-root`` to 0700 (tests/_private_temp.py). Off by default
     #: until the lead's two full-suite runs with it on.

@@ -63,7 +63,6 @@ class Worker:
     _tmp: Any = None
     #: A multikernelbench.engine.zygote.Zygote to fork from (fast), or None for a fresh interpreter.
     zygote: Any = None
-    _hold: Any = None  # engine/worker_uid.py:FolderHold, as root
 
     def start(self) -> Worker:
         self._tmp = tempfile.TemporaryDirectory(prefix=f"mkb-{self.role}-", ignore_cleanup_errors=True)
@@ -90,13 +89,8 @@ class Worker:
         limits = self.limits
         policy = SandboxPolicy.for_worker(env, str(self.workdir))
         if os.geteuid() == 0:  # not root where avoidable (engine/worker_uid.py)
-            from multikernelbench.engine.worker_uid import FolderHold, claim, prepare
+            from multikernelbench.engine.worker_uid import claim, prepare
 
-            own = os.path.realpath(self.workdir)
-            self._hold = FolderHold()  # shared folders (its build folder) stay its uid's while it lives
-            self._hold.take([p for p in policy.write if p != own and not p.startswith(own + os.sep)],
-                            limits.run_as_uid if limits.run_as_uid >= 0 else 0,
-                            limits.run_as_gid if limits.run_as_uid >= 0 else 0)
             if limits.run_as_uid >= 0:
                 policy.uid, policy.gid = limits.run_as_uid, limits.run_as_gid
                 prepare(policy.uid, policy.gid, policy.write, policy.read)
@@ -255,9 +249,6 @@ class Worker:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-        if self._hold is not None:  # after the kill: nothing of this worker writes in its folders any more
-            self._hold.release()
-            self._hold = None
 
     def __enter__(self) -> Worker:
         return self.start()

@@ -64,7 +64,7 @@ class ReferenceWarmup:
         session = None
         try:
             # The run's uid (engine/worker_uid.py): its device workers write the same shared caches, and a root
-            # warm-up beside them took those folders from them (FolderHold now waits instead: for the lanes).
+            # warm-up beside them took those folders from them.
             run_as = worker_limits(self.config, self.backend)
             limits = Limits(file_size_mb=self.config.output_limit_mb, run_as_uid=run_as.run_as_uid,
                             run_as_gid=run_as.run_as_gid, max_processes=run_as.max_processes)

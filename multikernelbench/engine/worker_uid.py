@@ -18,15 +18,10 @@ the file permissions).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import stat
-import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
 
 
 def prepare(uid: int, gid: int, write: Iterable[str], read: Iterable[str]) -> None:
@@ -107,123 +102,3 @@ def become(uid: int, gid: int) -> None:
         raise OSError(f"could not drop to uid {uid}")
     die_with_parent()
     seccomp.set_dumpable(True)
-
-
-class FolderHold:
-    """The shared folders a live worker writes in, held for its lifetime: no worker of *another* uid takes them
-    over (its start's chown) until this one has ended.
-
-    Why: every worker start gives its writable folders to the uid it runs as (:func:`prepare`, :func:`claim`).
-    Two runs of one build root whose workers run as different uids (one with ``drop_root``, one without; or a
-    root reference warm-up beside ``nobody`` device workers) evaluating the same code took the candidate's build
-    folder from each other mid-load: a file a ``nobody`` worker had made in its own folder (torch's build baton)
-    could not be removed once a root worker's start had changed that folder to root (EACCES;
-    tests/test_folder_owner.py). So each shared folder has a lock, in a folder of the trusted side only
-    (:func:`lock_dir`; a candidate can neither see nor remove it, and the build root is left as it was): live
-    workers hold it shared, and only while they do is the folder's owner their uid; a worker whose uid differs
-    from the folder's owner takes it exclusively (waiting for the other uid's workers to end, at most
-    ``wait_s``: past that it goes ahead as before this hold, so a stuck run cannot stall another for good),
-    changes the owner, and holds it shared again. Workers of one uid never wait for each other. The last
-    holder removes the lock file (under the exclusive lock; a holder that finds its file gone opens it again)."""
-
-    def __init__(self) -> None:
-        self._held: list[tuple[IO[bytes], Path]] = []
-
-    def take(self, folders: Iterable[str], uid: int, gid: int, wait_s: float = 600.0) -> None:
-        """For each of ``folders`` (each at most once, in a fixed order, so two starts cannot each hold one lock
-        the other waits for): held shared, its owner ``uid`` when this returns (the caller's :func:`prepare` or
-        :func:`claim` then changes what is inside)."""
-        locks = lock_dir()
-        if locks is None:
-            return
-        for folder in sorted(set(folders)):
-            path = locks / (hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:32] + ".lock")
-            fh = _hold_as(path, folder, uid, gid, time.monotonic() + wait_s)
-            if fh is not None:
-                self._held.append((fh, path))
-
-    def release(self) -> None:
-        held, self._held = self._held, []
-        for fh, path in held:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the last holder: nobody else has it now
-                if _same_file(fh, path):
-                    path.unlink()
-            except OSError:
-                pass  # others hold it (BlockingIOError): the last of them removes it
-            fh.close()  # the lock goes with the descriptor
-
-
-def lock_dir() -> Path | None:
-    """The trusted side's folder of folder locks (``<tmp>/mkb-folder-locks``, root's, ``0700``); None when that
-    name is taken by something else (then no hold: as before it)."""
-    path = Path(tempfile.gettempdir()) / "mkb-folder-locks"
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-        return None
-    return path
-
-
-def _hold_as(path: Path, folder: str, uid: int, gid: int, deadline: float) -> IO[bytes] | None:
-    """The lock held shared, with ``folder`` owned by ``uid``: a folder of another uid is changed only under the
-    exclusive lock (no live worker of that uid left). Between giving up the exclusive lock and getting the shared
-    one a start of the other uid may slip in and take the folder: then round again."""
-    while True:
-        fh = _locked(path, fcntl.LOCK_SH)
-        if fh is None or _owner(folder) in (uid, None):
-            return fh
-        fh.close()
-        fh = _locked(path, fcntl.LOCK_EX, deadline)
-        _chown(folder, uid, gid)
-        if fh is None:  # waited long enough: on as before this hold (see the class)
-            return _locked(path, fcntl.LOCK_SH)
-        fh.close()
-
-
-def _locked(path: Path, op: int, deadline: float | None = None) -> IO[bytes] | None:
-    """``path`` opened and locked (``op``), opened again when the last holder removed it meanwhile; an exclusive
-    lock is polled until ``deadline`` (a blocking flock cannot be given one): None past it, or when the file
-    cannot be opened."""
-    while True:
-        try:
-            fh = open(path, "ab")
-        except OSError:
-            return None
-        try:
-            if deadline is None:
-                fcntl.flock(fh, op)
-            else:
-                while True:
-                    try:
-                        fcntl.flock(fh, op | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            fh.close()
-                            return None
-                        time.sleep(0.05)
-        except OSError:
-            fh.close()
-            return None
-        if _same_file(fh, path):
-            return fh
-        fh.close()
-
-
-def _same_file(fh: IO[bytes], path: Path) -> bool:
-    try:
-        a, b = os.fstat(fh.fileno()), os.stat(path)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def _owner(folder: str) -> int | None:
-    try:
-        return os.stat(folder).st_uid
-    except OSError:
-        return None
