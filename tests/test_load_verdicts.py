@@ -139,6 +139,22 @@ def test_this_hosts_load_is_read_from_proc():
     assert set(now.to_dict()) >= {"cores", "procs_running", "load1", "psi_some_avg10", "factor"}
 
 
+def test_the_recalibrated_cpu_time_is_the_larger_of_the_clean_workers_beside_it():
+    """CI, 2026-12-05: of the two clean workers timed beside a confirming timing, the one chosen by its renewal's
+    wall time had burned 110 ms of CPU per call, the candidate's worker 220 (an honest OpenCL deep_mlp, load
+    varying how long OpenMP threads spin): the CPU figure is judged against the larger of them."""
+    from dataclasses import replace
+
+    from multikernelbench.engine.timing_guard import recalibrated
+
+    slow_wall = replace(CLEAN, low_per_call_ms=3 * RENEW, cpu_per_call_ms=110.0)
+    busy_cpu = replace(CLEAN, low_per_call_ms=2 * RENEW, cpu_per_call_ms=220.0)
+    got = recalibrated(CleanTiming(eager=None, baseline=CLEAN), CleanTiming(eager=None, baseline=slow_wall),
+                       CleanTiming(eager=None, baseline=busy_cpu))
+    assert got is not None and got.baseline is not None
+    assert got.baseline.low_per_call_ms == 3 * RENEW and got.baseline.cpu_per_call_ms == 220.0
+
+
 def test_a_confirming_timing_is_judged_by_the_clean_worker_recalibrated_beside_it():
     """Load that arrived after the run's calibration (CI: 12 ms per call then, 28 ms in both callables'
     renewals an hour later): judged by the cached calibration the honest worker is convicted, by the larger of

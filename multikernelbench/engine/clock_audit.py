@@ -54,8 +54,9 @@ median hid under the bound).
 CPU time (CPU backends): the wall-clock figures above stretch with load, and when load *varies* within a timing
 an attack can fall inside their bounds (``renew_profile_balanced.py`` ended ``correct`` at 56-185x on the 2-core
 dev host with the default timing settings, 2026-12-04). The parent also reads the worker's CPU time (user +
-system, every thread and reaped child: ``/proc/<pid>/stat``) at each request; descheduling does not add to it and
-the worker cannot lower it. Per call, round by round: the reference's CPU time in the candidate's worker against
+system, every thread and reaped child: ``/proc/<pid>/stat``) at each request; descheduling adds little to it (an
+OpenMP thread waiting for a descheduled partner spins: workers cap that spin, util/worker_env.py) and the worker
+cannot lower it. Per call, round by round: the reference's CPU time in the candidate's worker against
 the clean worker's (same renewal, same reference call: padding shows), and the candidate's beyond the reference's
 minus what its claimed call could use on every core (``cores`` x claimed: hidden work shows). Bound
 ``max(cpu_floor_ms, cpu_slack x the compared CPU time)`` (the clock's 10 ms ticks, an OpenMP pool's spinning).
