@@ -1,0 +1,152 @@
+"""The records of the parent's clock audit (engine/clock_audit.py): what the parent logged of one Time request,
+the intervals it pairs, the clean worker's calibration and the audit's outcome. Their own module so the audit's
+judgments stay readable; engine/clock_audit.py re-exports them, and its docstring says what each figure means."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from multikernelbench.engine.messages import FreshAsk
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
+
+
+@dataclass(frozen=True)
+class Ask:
+    fn: str
+    calls: int
+    phase: Phase
+    t: float  # the parent's perf_counter when the request arrived (seconds)
+    cpu: float | None = None  # the worker's CPU seconds then, read by the parent from /proc ("CPU time" below)
+
+
+@dataclass
+class AskLog:
+    """Every fresh-input request of one Time request, stamped by the parent's clock on arrival."""
+
+    clock: Callable[[], float] = time.perf_counter
+    asks: list[Ask] = field(default_factory=list)
+    end: float | None = None  # when the final reply arrived
+    #: The worker's CPU seconds (engine/clock_audit.py, "CPU time"); None: not read.
+    cpu_clock: Callable[[], float | None] | None = None
+    end_cpu: float | None = None
+
+    def record(self, ask: FreshAsk) -> None:
+        try:
+            phase = Phase(ask.phase)
+        except ValueError:
+            phase = None  # judged as out of order below
+        t = self.clock()
+        cpu = self.cpu_clock() if self.cpu_clock is not None else None
+        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, cpu))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self.end = self.clock()
+        self.end_cpu = self.cpu_clock() if self.cpu_clock is not None else None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One timed sample as the parent sees it."""
+
+    fn: str
+    round: int
+    calls: int
+    wall_ms: float
+    claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
+    cpu_ms: float | None = None  # the worker's CPU time over the interval (its request to the next one)
+
+    @property
+    def unexplained_ms(self) -> float:
+        return self.wall_ms - self.claimed_ms
+
+    @property
+    def per_call_ms(self) -> float:
+        return self.unexplained_ms / max(1, self.calls)
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    floor_ms: float = 0.1  # per sample: below this the parent cannot tell work from latency
+    rel: float = 0.1  # of the candidate's claimed sample time: hiding less changes its speed by < 10 %
+    sigmas: float = 6.0  # robust standard deviations of the median round difference
+    #: The candidate's renewal may differ from the reference's by this fraction of the reference's own
+    #: unexplained time: each renewal runs right after the other callable's sample, whose after-effects differ
+    #: (an OpenMP pool still spinning, caches).
+    within_slack: float = 0.25
+    #: Rounds a median needs before anything is judged. The timing loop always takes at least this many samples
+    #: of each callable (timing.loop.AUDIT_MIN_SAMPLES) unless max_runs is lower; a worker that reports fewer
+    #: than the harness takes is a protocol finding (``min_samples`` of :func:`audit`).
+    min_rounds: int = AUDIT_MIN_SAMPLES
+    #: A callable's renewal in the candidate's worker may take this fraction longer than the clean worker's
+    #: (another process, another moment; the sample before it differs). Load beyond it: engine/host_load.py.
+    clean_slack: float = 0.5
+    #: CPU time ("CPU time" in the module docstring): what the clock's ticks (10 ms on Linux) and an OpenMP
+    #: pool's spinning can add to an honest sample, and the fraction of the compared CPU time allowed on top.
+    cpu_floor_ms: float = 40.0
+    cpu_slack: float = 0.5
+    #: The cores the worker may run on: a timed call of ``claimed`` ms cannot use more than ``cores`` x that.
+    cores: int = 1
+
+
+def robust_sigma(values: Sequence[float]) -> float:
+    """A standard deviation that a few descheduled samples do not inflate: 1.4826 x the median absolute deviation."""
+    mid = statistics.median(values)
+    return 1.4826 * statistics.median(abs(v - mid) for v in values)
+
+
+def lower_quartile(values: Sequence[float]) -> float:
+    """Hidden work lengthens every interval, a burst of load only some: the lower quartile keeps the one and
+    drops the other (the median does not once a quarter of the intervals or more are hit)."""
+    ordered = sorted(values)
+    return ordered[(len(ordered) - 1) // 4]
+
+
+@dataclass(frozen=True)
+class CleanBaseline:
+    """What a clean worker's renewals cost, per renewed call, and how much that varies."""
+
+    per_call_ms: float
+    noise_ms: float  # robust standard deviation of one interval's unexplained time
+    samples: int
+    calls: int = 1  # calls per sample there (a sample's fixed overhead is spread over them)
+    #: The lower quartile of the per-call time: what the renewal takes when no burst of load hits it.
+    low_per_call_ms: float | None = None
+    #: The worker's CPU time per call (its renewal and the reference's call together), median; None: not read.
+    cpu_per_call_ms: float | None = None
+
+    @classmethod
+    def from_intervals(cls, intervals: list[Interval]) -> CleanBaseline | None:
+        if len(intervals) < 3:
+            return None
+        cpus = [iv.cpu_ms / max(1, iv.calls) for iv in intervals if iv.cpu_ms is not None]
+        return cls(per_call_ms=statistics.median(iv.per_call_ms for iv in intervals),
+                   noise_ms=robust_sigma([iv.unexplained_ms for iv in intervals]), samples=len(intervals),
+                   calls=max(1, int(statistics.median(iv.calls for iv in intervals))),
+                   low_per_call_ms=lower_quartile([iv.per_call_ms for iv in intervals]),
+                   cpu_per_call_ms=statistics.median(cpus) if len(cpus) == len(intervals) else None)
+
+
+@dataclass
+class Audit:
+    """The outcome: findings (empty when clean) and the figures behind them."""
+
+    findings: list[str] = field(default_factory=list)
+    #: Those of ``findings`` that a burst of host load can also produce (the round-by-round difference: work
+    #: outside the candidate's call, or in the reference's turn); protocol and "claimed beyond the interval"
+    #: findings cannot come from load.
+    load_sensitive: list[str] = field(default_factory=list)
+    intervals: list[Interval] = field(default_factory=list)
+    outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
+    #: Per load-sensitive finding (same order), the ratio of its excess to the bound it would have had on a
+    #: quiet host (no noise term): a host ``f`` times oversubscribed can stretch an honest systematic
+    #: difference about ``f`` times, so under load only a finding with a margin above ``f`` convicts
+    #: (engine/timing_guard.py).
+    margins: list[float] = field(default_factory=list)
+    #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
+    over_clean_ms: dict[str, float] = field(default_factory=dict)
+    #: Those of ``load_sensitive`` read from the worker's CPU time: confirmed by a second timing like the others,
+    #: but not excused by the host's load (descheduling adds wall time, not CPU time).
+    cpu: list[str] = field(default_factory=list)
