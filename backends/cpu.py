@@ -6,7 +6,7 @@ real compiled kernels.
 Builds are torch's own ``load_inline``, unchanged, except that ``main.cpp`` force-includes a precompiled
 ``torch/extension.h`` when one exists for exactly its compiler flags (see backends/extbuild/cuda_build.py: made by a
 trusted background warmer, shared by every run under ``~/.cache/multikernelbench/pch``; a build never makes
-or waits for it). Options: ``pch`` (default True), ``pch_root``.
+or waits for it). Options: ``pch`` (default True), ``pch_root``, ``pch_cache_gb``.
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ class CpuOptions(BackendOptions):
     pch: bool = True
     #: Where the precompiled headers live (default ~/.cache/multikernelbench/pch).
     pch_root: str | None = None
+    #: The precompiled headers' cap (GB; 0: never prune): a run removes the least recently used flag sets beyond
+    #: it, never its own (backends/extbuild/pch_cache.py; each new venv warms a ~0.75 GB set).
+    pch_cache_gb: float = 4.0
 
 
 @register_backend("cpu")
@@ -93,12 +96,19 @@ class CpuBackend(Backend):
         find them, on every run). A probe that cannot tell starts the warmer, as before the probe."""
         if not self.opts.pch:
             return None
-        from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, missing_pch_variants
+        from multikernelbench.backends.extbuild.cuda_warm import PchWarmer, missing_in, pch_dirs
+        from multikernelbench.backends.extbuild.pch_cache import prune, touch
 
+        missing: tuple[tuple[str, ...], ...]
         try:
-            missing = tuple(missing_pch_variants(self.pch_root(), self.WARM_VARIANTS))
+            dirs = pch_dirs(self.pch_root(), self.WARM_VARIANTS)
         except Exception:  # noqa: BLE001
             missing = self.WARM_VARIANTS
+        else:
+            touch(d for d in dirs.values() if d.is_dir())
+            if self.opts.pch_cache_gb > 0:
+                prune(self.pch_root(), int(self.opts.pch_cache_gb * 1e9), keep=dirs.values())
+            missing = tuple(missing_in(dirs))
         if not missing:
             return None
         return PchWarmer(self.pch_root(), {}, with_cuda=False, variants=missing)

@@ -208,8 +208,12 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
     """The ``extra_cflags`` variants whose ``.gch`` is not in ``pch_root`` yet (:func:`pch_dirs`: where a
     warmer process would cost seconds of CPU just to import torch, this costs a fraction of one). Raises what
     the loader raises; callers decide what a probe that cannot tell means."""
-    return [extra for extra, folder in pch_dirs(pch_root, variants, with_cuda).items()
-            if not (folder / _PCH_GCH).exists()]
+    return missing_in(pch_dirs(pch_root, variants, with_cuda))
+
+
+def missing_in(dirs: dict[tuple[str, ...], Path]) -> list[tuple[str, ...]]:
+    """The variants of :func:`pch_dirs`'s answer whose ``.gch`` is not there yet."""
+    return [extra for extra, folder in dirs.items() if not (folder / _PCH_GCH).exists()]
 
 
 def _background_priority() -> None:
