@@ -6,7 +6,7 @@ that depend on more than the seed. The candidate is the task source plus ``class
 so nothing is compiled (the cpu backend's build step only imports the Python source).
 
 Cost: the engine forks one compile and one device worker per candidate from its zygote, so the suite takes
-minutes. All candidates go through one engine run (two device workers in parallel): one zygote and one
+minutes. All candidates go through one engine run (four device workers in parallel): one zygote and one
 reference service for the whole suite, where a run per category paid their start-up (torch's import, ~5 s of
 CPU each) 15 times. Each task still gets its own test so a failure names it.
 """
@@ -28,8 +28,10 @@ SELF_CHECK_SUFFIX = "\n\n# self-check: the reference itself, as a candidate\ncla
 def self_check_config(build_root) -> EngineConfig:
     # The candidate *is* the reference, so the anti-cheat rules that demand the compute run in the
     # candidate's own kernel (no reference model/ops) must be off; every other defence stays on.
+    # Four device workers on two cores: each candidate's worker spends most of its ~0.3 s asleep in the
+    # thread check's sampling window (anticheat.runtime.busy_threads), so two left the cores half idle.
     return EngineConfig(backend="cpu", build_root=build_root, skip_timing=True, allow_code_execution=True,
-                        device_workers=2, compile_workers=2, threads=1, seed=20240607,
+                        device_workers=4, compile_workers=2, threads=1, seed=20240607,
                         anticheat=AntiCheatConfig(require_custom_kernel=False))
 
 
