@@ -114,8 +114,10 @@ def test_costs_match_flop_counter_and_real_sizes(generated):
 
 
 def _config(root: Path, fresh: int = 0) -> EngineConfig:
+    # Four device workers: a self-check candidate's worker is mostly asleep in the thread check's window
+    # (anticheat.runtime.busy_threads), as in test_suite_selfcheck.
     return EngineConfig(backend="cpu", build_root=root, skip_timing=True, allow_code_execution=True,
-                        device_workers=2, compile_workers=2, threads=1, seed=20261201, fresh_shapes=fresh,
+                        device_workers=4, compile_workers=2, threads=1, seed=20261201, fresh_shapes=fresh,
                         anticheat=AntiCheatConfig(require_custom_kernel=False))
 
 
