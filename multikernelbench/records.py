@@ -67,6 +67,15 @@ def truncate(text: str | None, limit: int = MESSAGE_LIMIT) -> str:
     return f"{text[:head]}\n... [{len(text) - head - tail} characters cut] ...\n{text[-tail:]}"
 
 
+class StopReason(str, enum.Enum):
+    """Why the timing loop stopped sampling one callable (timing/loop.py, timing/stopping.py)."""
+
+    MAX_RUNS = "max_runs"  # the cap on samples
+    BUDGET = "budget"  # its wall budget was spent (after the clock audit's floor of samples)
+    CONVERGED = "converged"  # the relative standard error of its own mean reached the target
+    DECIDED = "decided"  # adaptive: the speedup's interval cleared every alpha, narrower than the resolution
+
+
 @dataclass
 class TimingStats:
     """Repeated timings of one callable, in milliseconds."""
@@ -79,6 +88,12 @@ class TimingStats:
     runs: int
     rel_std_err: float  # standard error of the mean / mean
     method: str
+    #: Why sampling stopped; None in records made before the field (or a reason this version does not know).
+    stop: StopReason | None = None
+
+    def __post_init__(self) -> None:
+        if self.stop is not None and not isinstance(self.stop, StopReason):
+            self.stop = StopReason(self.stop) if self.stop in StopReason._value2member_map_ else None
 
 
 @dataclass

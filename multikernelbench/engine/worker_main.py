@@ -266,7 +266,7 @@ class WorkerState:
                                               "WorkerState": self})
         t0 = _perf_counter_ns()
         with torch.no_grad():
-            stats = timer.measure(fns, fresh)
+            stats = timer.measure(fns, fresh, pair=(Series.CANDIDATE, Series.EAGER))  # cfg.adaptive: together
         wall_ms = (_perf_counter_ns() - t0) / 1e6
         self.backend.synchronize()
         evidence: Evidence = {}

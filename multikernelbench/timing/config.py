@@ -29,3 +29,14 @@ class TimingConfig:
     #: A result whose reference moved more than this factor between the halves of its samples is flagged
     #: (timing/interval.py: ``drift``); the speedup is kept, its interval shows the uncertainty.
     drift_bound: float = 1.2
+    #: Stop the candidate and the reference timed beside it together once their speedup is known well enough
+    #: (timing/stopping.py): its interval at ``speedup_level`` lies on one side of every ``decision_alphas``
+    #: and is at most ``speedup_resolution`` wide (relative); else at ``max_runs`` / ``budget_s``. Replaces
+    #: ``target_rse`` for those two (a reference-only worker keeps it). Off by default: a speedup that sits on
+    #: an alpha (every ~1x kernel at alpha 1.0) is sampled to the cap, longer than the per-callable rule;
+    #: ``benchmarks/adaptive_timing/`` measures both.
+    adaptive: bool = False
+    #: The SpeedUp_alpha thresholds the decision must clear (the report's default set: alpha 1.0).
+    decision_alphas: tuple[float, ...] = (1.0,)
+    speedup_resolution: float = 0.05
+    speedup_level: float = 0.95

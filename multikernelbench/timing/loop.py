@@ -28,9 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from multikernelbench.records import TimingStats
+from multikernelbench.records import StopReason, TimingStats
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.timing.stats import converged, summarize
+from multikernelbench.timing.stats import summarize
+from multikernelbench.timing.stopping import PairRule, own_stop
 
 Fn = Callable[[int], Any]
 
@@ -113,7 +114,10 @@ class Timer:
     def method(self) -> str:
         return getattr(self.sampler, "method", type(self.sampler).__name__)
 
-    def measure(self, fns: dict[str, Fn], fresh: Fresh | None = None) -> dict[str, TimingStats]:
+    def measure(self, fns: dict[str, Fn], fresh: Fresh | None = None,
+                pair: tuple[str, str] | None = None) -> dict[str, TimingStats]:
+        """``pair``: (candidate, reference) names that stop together by their speedup when ``cfg.adaptive``
+        (timing/stopping.py); every other callable stops by its own rule."""
         cfg, sampler = self.cfg, self.sampler
         fresh = fresh if fresh is not None else Fresh()
         # Resolved on the class, once: an attribute candidate code sets on the instance is never called.
@@ -138,12 +142,23 @@ class Timer:
         spent = {name: 0.0 for name in fns}
         escaped = {name: 0 for name in fns}
         floor = min(cfg.max_runs, AUDIT_MIN_SAMPLES)
+        rule = (PairRule(cfg, *pair, floor=floor)
+                if cfg.adaptive and pair is not None and pair[0] in fns and pair[1] in fns else None)
+        stopped: dict[str, StopReason] = {}
         try:
             while True:
                 # A callable stops at max_runs, or once it has its floor of samples and has converged or spent
-                # its own budget (whatever the others did).
-                active = [n for n in fns if len(samples[n]) < cfg.max_runs and (
-                    len(samples[n]) < floor or (spent[n] < cfg.budget_s and not converged(samples[n], cfg)))]
+                # its own budget (whatever the others did); an adaptive pair stops together, by its speedup.
+                for n in fns:
+                    if n not in stopped and (rule is None or n not in (rule.candidate, rule.reference)):
+                        why = own_stop(samples[n], spent[n], cfg, floor)
+                        if why is not None:
+                            stopped[n] = why
+                if rule is not None and rule.candidate not in stopped:
+                    why = rule.stop(samples, spent)
+                    if why is not None:
+                        stopped[rule.candidate] = stopped[rule.reference] = why
+                active = [n for n in fns if n not in stopped]
                 if not active:
                     break
                 for name in active:
@@ -170,5 +185,5 @@ class Timer:
             # loading every core beside the timed worker, seen on the H200) delays a few samples at random.
             if escaped[name] * 2 > len(s):
                 method += f"+side_streams({escaped[name]}/{len(s)})"
-            out[name] = summarize(s, method)
+            out[name] = summarize(s, method, stopped.get(name))
         return out

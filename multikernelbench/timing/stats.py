@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import statistics
 
-from multikernelbench.records import TimingStats
+from multikernelbench.records import StopReason, TimingStats
 from multikernelbench.timing.config import TimingConfig
 
 
-def summarize(samples_ms: list[float], method: str) -> TimingStats:
+def summarize(samples_ms: list[float], method: str, stop: StopReason | None = None) -> TimingStats:
     n = len(samples_ms)
     mean = statistics.fmean(samples_ms)
     std = statistics.stdev(samples_ms) if n > 1 else 0.0
@@ -22,6 +22,7 @@ def summarize(samples_ms: list[float], method: str) -> TimingStats:
         runs=n,
         rel_std_err=(std / math.sqrt(n) / mean) if n > 1 and mean > 0 else float("inf"),
         method=method,
+        stop=stop,
     )
 
 

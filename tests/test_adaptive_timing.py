@@ -1,0 +1,95 @@
+"""The adaptive stop (timing/stopping.py) on the real A/B loop with the host clock and callables that sleep a
+known time: it stops a clear speedup early, samples a speedup sitting on an alpha to the cap, never stops
+before the clock audit's floor, and keeps candidate and reference rounds paired."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import pytest
+
+from multikernelbench.records import StopReason, TimingStats
+from multikernelbench.timing.config import TimingConfig
+from multikernelbench.timing.host import host_timer
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
+from multikernelbench.timing.stopping import _rank, looks, median_interval
+
+PAIR = ("candidate", "eager")
+
+
+def sleeper(ms: float):
+    def fn(_j: int) -> None:
+        time.sleep(ms / 1e3)
+    return fn
+
+
+def measure(cand_ms: float, ref_ms: float, **cfg):
+    timer = host_timer(TimingConfig(**{"warmup": 1, "adaptive": True, **cfg}))
+    fns = {PAIR[0]: sleeper(cand_ms), PAIR[1]: sleeper(ref_ms)}
+    return timer.measure(fns, pair=PAIR), timer
+
+
+def test_clear_speedup_stops_early_and_decided():
+    # 3x: every round's ratio is ~3 whatever the host's jitter, so a look decides well before the cap.
+    stats, timer = measure(4.0, 12.0, max_runs=150, budget_s=60.0, speedup_resolution=0.25)
+    c, r = stats[PAIR[0]], stats[PAIR[1]]
+    assert c.stop is StopReason.DECIDED and r.stop is StopReason.DECIDED
+    assert c.runs == r.runs < 150
+    assert c.runs in looks(timer.cfg, AUDIT_MIN_SAMPLES)
+    assert 2.0 < r.median_ms / c.median_ms < 4.5
+
+
+def test_speedup_on_alpha_samples_to_the_cap():
+    # One function for both: the speedup is 1.0 exactly, on the alpha; no look may decide it.
+    same = sleeper(2.0)
+    timer = host_timer(TimingConfig(warmup=1, adaptive=True, max_runs=40, budget_s=60.0, speedup_level=0.99))
+    stats = timer.measure({PAIR[0]: same, PAIR[1]: same}, pair=PAIR)
+    assert stats[PAIR[0]].stop is StopReason.MAX_RUNS and stats[PAIR[1]].stop is StopReason.MAX_RUNS
+    assert stats[PAIR[0]].runs == stats[PAIR[1]].runs == 40
+
+
+@pytest.mark.parametrize("cfg", [
+    {"min_runs": 1, "budget_s": 0.0},  # the budget is gone before the first sample
+    {"min_runs": 2, "budget_s": 60.0, "speedup_level": 0.5, "speedup_resolution": 10.0},  # an easy decision
+])
+def test_never_below_the_audit_floor(cfg):
+    stats, timer = measure(0.2, 1.0, max_runs=50, **cfg)
+    c, r = stats[PAIR[0]], stats[PAIR[1]]
+    assert c.runs == r.runs >= AUDIT_MIN_SAMPLES
+    assert len(timer.series[PAIR[0]]) == len(timer.series[PAIR[1]])  # every round paired for the audit
+
+
+def test_off_keeps_the_per_callable_rule_and_records_why():
+    stats, _ = measure(0.2, 1.0, adaptive=False, min_runs=3, max_runs=6, budget_s=60.0, target_rse=1e-9)
+    assert {s.stop for s in stats.values()} == {StopReason.MAX_RUNS}
+    assert all(s.runs == 6 for s in stats.values())
+
+
+def test_a_third_callable_keeps_its_own_rule():
+    timer = host_timer(TimingConfig(warmup=1, adaptive=True, min_runs=3, max_runs=30, budget_s=60.0,
+                                    speedup_resolution=10.0, target_rse=1e-9))
+    stats = timer.measure({PAIR[0]: sleeper(0.2), PAIR[1]: sleeper(2.0), "compiled": sleeper(0.1)}, pair=PAIR)
+    assert stats["compiled"].stop is StopReason.MAX_RUNS and stats["compiled"].runs == 30
+    assert stats[PAIR[0]].stop is StopReason.DECIDED and stats[PAIR[0]].runs < 30
+
+
+def test_order_statistic_rank_and_interval():
+    # n=10, two-sided 5%: P(at most 1 of 10 below the median) = 11/1024 -> k=2; 2 of 10 would be 56/1024.
+    assert _rank(10, 0.05) == 2 and _rank(5, 0.05) == 0 and _rank(6, 0.05) == 1
+    rng = random.Random(3)
+    cand = [1.0 + 0.05 * rng.random() for _ in range(30)]
+    ref = [3.0 * c * (1.0 + 0.01 * rng.random()) for c in cand]
+    ci = median_interval(ref, cand, 0.01)
+    assert ci is not None and math.log(3.0) <= ci.low < ci.high <= math.log(3.0 * 1.01)
+    assert ci.clears([1.0, 2.0, 4.0]) and not ci.clears([math.exp((ci.low + ci.high) / 2)])
+    assert median_interval([1.0, float("nan"), 1.0], [1.0, 1.0, 1.0], 0.5) is None
+
+
+def test_stop_reason_reads_back_from_old_and_odd_rows():
+    base = {"median_ms": 1.0, "mean_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "std_ms": 0.0, "runs": 4,
+            "rel_std_err": 0.0, "method": "host_perf_counter"}
+    assert TimingStats(**base).stop is None  # a record made before the field
+    assert TimingStats(**base, stop="decided").stop is StopReason.DECIDED
+    assert TimingStats(**base, stop="whatever").stop is None
