@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from multikernelbench.engine.clean_reference import CleanReference
-from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, audit, intervals
+from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, FindingKind, audit, intervals
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
 
 FNS = ["candidate", "eager"]
@@ -69,6 +69,7 @@ def test_work_in_the_candidates_renewal_is_named():
     got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
     assert any("work outside the timed call" in f for f in got.findings), got.findings
     assert 4.5 < got.outside_ms < 5.5
+    assert got.found[0].kind is FindingKind.OUTSIDE_CALL and all(f.load_sensitive for f in got.found)
 
 
 def test_work_below_the_floor_is_not_decided():
@@ -91,6 +92,8 @@ def test_early_request_in_the_references_turn():
     ev.append(("ask", "candidate", Phase.FINAL))
     got = audit(_log(ev), series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
     assert any("eager's samples claim" in f for f in got.findings), got.findings
+    overlap = [f for f in got.found if f.kind is FindingKind.OVERLAP]
+    assert overlap and not overlap[0].load_sensitive  # load lengthens intervals, never shortens them
 
 
 def test_work_shifted_into_the_references_interval_is_named():
@@ -106,6 +109,7 @@ def test_work_shifted_into_the_references_interval_is_named():
     ev.append(("ask", "candidate", Phase.FINAL))
     got = audit(_log(ev), series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
     assert any("in the reference's turn" in f for f in got.findings), got.findings
+    assert FindingKind.REFERENCE_TURN in {f.kind for f in got.found}
 
 
 def test_extra_and_missing_requests_are_protocol_findings():
@@ -113,6 +117,7 @@ def test_extra_and_missing_requests_are_protocol_findings():
     log.asks.insert(6, Ask("candidate", 1, Phase.SAMPLE, log.asks[5].t + 1e-4))  # one request too many
     got = audit(log, series, {"candidate": 1, "eager": 1}, FNS, "candidate", "eager", CLEAN, CFG)
     assert any(f.startswith("timing protocol:") for f in got.findings), got.findings
+    assert {f.kind for f in got.found} == {FindingKind.PROTOCOL}
 
     log, series = _honest(10, cand_ms=1.0, eager_ms=3.0)
     series["candidate"].append(1.0)  # a sample claimed without its request

@@ -65,10 +65,10 @@ backends yet: a device sync's spin-wait burns CPU for GPU work, unmeasured.
 
 Confirmation: a burst of load that lasts several rounds can still lengthen most of one timing's candidate
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
-against a 7.8 ms bound). So a round-difference finding (:attr:`Audit.load_sensitive`) convicts only when a second
-timing, in a fresh worker with the candidate loaded again (its module state starts over, so a cheat repeats
-itself), has a round-difference finding too, by the same bound, in either direction (a cheat that moved its
-work outside its call in the first worker and into the reference's turn in the second must not be cleared by
+against a 7.8 ms bound). So a round-difference finding (a :data:`~.clock_records.LOAD_SENSITIVE` kind) convicts
+only when a second timing, in a fresh worker with the candidate loaded again (its module state starts over, so a
+cheat repeats itself), has a round-difference finding too, by the same bound, in either direction (a cheat that
+moved its work outside its call in the first worker and into the reference's turn in the second must not be cleared by
 the switch); the result is the second timing's. At half the bound the confirming timing convicted an honest
 candidate on CI (0.377 ms in the reference's turn against 0.322), so it is the same bound.
 """
@@ -84,14 +84,16 @@ from multikernelbench.engine.clock_records import (
     Audit,
     AuditConfig,
     CleanBaseline,
+    Finding,
+    FindingKind,
     Interval,
     lower_quartile,
     robust_sigma,
 )
 from multikernelbench.timing.loop import Phase
 
-__all__ = ["Ask", "AskLog", "Audit", "AuditConfig", "CleanBaseline", "Interval", "audit", "intervals",
-           "lower_quartile", "robust_sigma"]
+__all__ = ["Ask", "AskLog", "Audit", "AuditConfig", "CleanBaseline", "Finding", "FindingKind", "Interval", "audit",
+           "intervals", "lower_quartile", "robust_sigma"]
 
 _ORDER = {Phase.WARMUP: 0, Phase.PLAN: 1, Phase.SAMPLE: 2, Phase.FINAL: 3}
 
@@ -156,7 +158,9 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         if len(series.get(fn, [])) < min_samples:
             problems.append(f"{len(series.get(fn, []))} sample(s) of {fn}, fewer than the {min_samples} the "
                             "harness always takes")
-    result = Audit(findings=[f"timing protocol: {p}" for p in problems], intervals=ivs)
+    result = Audit(intervals=ivs)
+    for p in problems:
+        result.add(FindingKind.PROTOCOL, f"timing protocol: {p}")
     if not ivs:
         return result
     clean_noise = clean.noise_ms if clean is not None else 0.0
@@ -170,7 +174,8 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
         short = statistics.median(iv.unexplained_ms for iv in group)
         if short < -max(cfg.floor_ms, cfg.sigmas * clean_noise):
             claimed = statistics.median(iv.claimed_ms for iv in group)
-            result.findings.append(
+            result.add(
+                FindingKind.OVERLAP,
                 f"{fn}'s samples claim {claimed:.3f} ms but the parent saw {claimed + short:.3f} ms (median) "
                 "between their input request and the next one: inputs were requested before the previous "
                 "sample ran (work overlapped with another turn)")
@@ -199,21 +204,21 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     allowance = ref_per_call * max(0, k_ref - k_cand)
     how = (f"median of {len(paired)} rounds, bound {threshold + allowance:.3f} ms; the candidate claims "
            f"{cand_sample_ms / k_cand:.3f} ms per call")
-    if diff > threshold + allowance or diff < -threshold:
-        result.margins.append(abs(diff) / (quiet + (allowance if diff > 0 else 0.0)))
+    margin = abs(diff) / (quiet + (allowance if diff > 0 else 0.0))
     if diff > threshold + allowance:
-        result.load_sensitive.append(
+        result.add(
+            FindingKind.OUTSIDE_CALL,
             f"~{diff / k_cand:.3f} ms per call of work outside the timed call (the parent's clock: the candidate's "
-            f"samples leave {diff:.3f} ms more unexplained than the reference's in the same worker; {how})")
+            f"samples leave {diff:.3f} ms more unexplained than the reference's in the same worker; {how})", margin)
     elif diff < -threshold:
-        result.load_sensitive.append(
+        result.add(
+            FindingKind.REFERENCE_TURN,
             f"~{-diff:.3f} ms per candidate sample of work in the reference's turn (the parent's clock: the "
             f"reference's renewals take {-diff:.3f} ms longer than the candidate's in the same worker, though "
-            f"they renew the same inputs; {how})")
+            f"they renew the same inputs; {how})", margin)
     if clean is not None:
         _against_clean(result, by_fn, clean, cfg, cand_sample_ms / k_cand if k_cand else 0.0)
     _cpu_time(result, paired, candidate, reference, clean, cfg)
-    result.findings.extend(result.load_sensitive)
     return result
 
 
@@ -244,10 +249,9 @@ def _cpu_finding(result: Audit, cfg: AuditConfig, excess: float, compared: float
     """A CPU-time finding when ``excess`` passes ``max(cpu_floor_ms, cpu_slack x compared)``."""
     bound = max(cfg.cpu_floor_ms, cfg.cpu_slack * compared)
     if excess > bound:
-        result.margins.append(excess / bound)
-        result.cpu.append(f"~{excess:.0f} ms {what}; bound {bound:.0f} ms): work hidden in the renewal, outside the "
-                          "clock")
-        result.load_sensitive.append(result.cpu[-1])
+        result.add(FindingKind.CPU_TIME,
+                   f"~{excess:.0f} ms {what}; bound {bound:.0f} ms): work hidden in the renewal, outside the clock",
+                   excess / bound)
 
 
 def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: CleanBaseline, cfg: AuditConfig,
@@ -267,9 +271,9 @@ def _against_clean(result: Audit, by_fn: dict[str, list[Interval]], clean: Clean
         noise = cfg.sigmas * clean.noise_ms / k / max(1, clean.samples) ** 0.5
         bound = max(quiet, noise) + allowance
         if over > bound:
-            result.margins.append(over / (quiet + allowance))
-            result.load_sensitive.append(
+            result.add(
+                FindingKind.OVER_CLEAN,
                 f"~{over:.3f} ms per call more unexplained time around {fn}'s samples than the input renewal "
                 f"takes in the clean worker ({base:.3f} ms per call there, lower quartile of {clean.samples} "
                 f"samples against this worker's; bound {bound:.3f} ms): work hidden in the renewal, outside the "
-                "clock")
+                "clock", over / (quiet + allowance))

@@ -4,6 +4,7 @@ judgments stay readable; engine/clock_audit.py re-exports them, and its docstrin
 
 from __future__ import annotations
 
+import enum
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -129,24 +130,69 @@ class CleanBaseline:
                    cpu_per_call_ms=statistics.median(cpus) if len(cpus) == len(intervals) else None)
 
 
+class FindingKind(enum.Enum):
+    """What the parent's clock saw (engine/clock_audit.py's module docstring names each)."""
+
+    PROTOCOL = "protocol"  # requests out of the loop's order, or not matching the samples reported
+    OVERLAP = "overlap"  # a sample claims more than the wall time between its request and the next one
+    OUTSIDE_CALL = "outside_call"  # round by round, the candidate's renewals take longer than the reference's
+    REFERENCE_TURN = "reference_turn"  # ... or the reference's longer than the candidate's
+    OVER_CLEAN = "over_clean"  # a callable's renewals take longer than the clean worker's
+    CPU_TIME = "cpu_time"  # the worker's CPU time around a callable's samples beyond what it can explain
+
+
+#: Kinds a burst of host load can also produce: they convict only when a second timing has them too.
+LOAD_SENSITIVE = frozenset({FindingKind.OUTSIDE_CALL, FindingKind.REFERENCE_TURN, FindingKind.OVER_CLEAN,
+                            FindingKind.CPU_TIME})
+#: Load-sensitive kinds that load does not excuse (descheduling adds wall time, little CPU time).
+NOT_EXCUSED_BY_LOAD = frozenset({FindingKind.CPU_TIME})
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: FindingKind
+    text: str
+    #: Load-sensitive kinds: the excess over the bound the finding would have had on a quiet host (no noise
+    #: term). A host ``f`` times oversubscribed can stretch an honest systematic difference about ``f`` times,
+    #: so under load only a finding with a margin above ``f`` convicts (engine/timing_guard.py).
+    margin: float = 0.0
+
+    @property
+    def load_sensitive(self) -> bool:
+        return self.kind in LOAD_SENSITIVE
+
+    @property
+    def excused_by_load(self) -> bool:
+        return self.load_sensitive and self.kind not in NOT_EXCUSED_BY_LOAD
+
+
 @dataclass
 class Audit:
-    """The outcome: findings (empty when clean) and the figures behind them."""
+    """The outcome: typed findings (empty when clean) and the figures behind them."""
 
-    findings: list[str] = field(default_factory=list)
-    #: Those of ``findings`` that a burst of host load can also produce (the round-by-round difference: work
-    #: outside the candidate's call, or in the reference's turn); protocol and "claimed beyond the interval"
-    #: findings cannot come from load.
-    load_sensitive: list[str] = field(default_factory=list)
+    found: list[Finding] = field(default_factory=list)
     intervals: list[Interval] = field(default_factory=list)
     outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
-    #: Per load-sensitive finding (same order), the ratio of its excess to the bound it would have had on a
-    #: quiet host (no noise term): a host ``f`` times oversubscribed can stretch an honest systematic
-    #: difference about ``f`` times, so under load only a finding with a margin above ``f`` convicts
-    #: (engine/timing_guard.py).
-    margins: list[float] = field(default_factory=list)
     #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
     over_clean_ms: dict[str, float] = field(default_factory=dict)
-    #: Those of ``load_sensitive`` read from the worker's CPU time: confirmed by a second timing like the others,
-    #: but not excused by the host's load (descheduling adds wall time, not CPU time).
-    cpu: list[str] = field(default_factory=list)
+
+    def add(self, kind: FindingKind, text: str, margin: float = 0.0) -> None:
+        self.found.append(Finding(kind, text, margin))
+
+    @property
+    def findings(self) -> list[str]:
+        """Every finding's text, in the order found."""
+        return [f.text for f in self.found]
+
+    @property
+    def load_sensitive(self) -> list[str]:
+        return [f.text for f in self.found if f.load_sensitive]
+
+    @property
+    def margins(self) -> list[float]:
+        """Per load-sensitive finding (same order as :attr:`load_sensitive`), its :attr:`Finding.margin`."""
+        return [f.margin for f in self.found if f.load_sensitive]
+
+    @property
+    def cpu(self) -> list[str]:
+        return [f.text for f in self.found if f.kind is FindingKind.CPU_TIME]

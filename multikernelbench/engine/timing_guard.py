@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.engine.clock_audit import AskLog, AuditConfig, CleanBaseline, audit, intervals
+from multikernelbench.engine.clock_audit import AskLog, Audit, AuditConfig, CleanBaseline, audit, intervals
 from multikernelbench.engine.host_load import HostLoad
 from multikernelbench.engine.messages import Timed
 from multikernelbench.engine.outcomes import DeviceOutcome
@@ -82,6 +82,30 @@ class ClockRetry(Exception):
     in a fresh worker, whose audit confirms or clears it (engine/clock_audit.py, "Confirmation")."""
 
 
+@dataclass(frozen=True)
+class TimingEvidence:
+    """What the parent holds of one Time request of a candidate's worker: its own log of the fresh-input
+    requests (arrival times, the worker's CPU time), the worker's reply, and the clean worker's calibration."""
+
+    log: AskLog
+    reply: Timed
+    fns: list[Series]
+    clean: CleanTiming | None
+    min_samples: int = 0
+    cores: int = 1  # what a timed call could use at most (the CPU-time findings)
+
+
+def judge_timing(evidence: TimingEvidence, cfg: AntiCheatConfig) -> Audit:
+    """The findings of the parent's clock on one timing (typed: :class:`~.clock_records.Finding`), and the figures
+    behind them; deciding what they mean (a retry, a conviction, a flag) is :func:`judge_clock`'s."""
+    if not (cfg.clock_audit and cfg.runtime_checks):
+        return Audit()
+    clean = evidence.clean.baseline if evidence.clean is not None else None
+    return audit(evidence.log, evidence.reply.series, evidence.reply.calls, evidence.fns, Series.CANDIDATE,
+                 REFERENCE, clean, AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas,
+                                               cores=evidence.cores), min_samples=evidence.min_samples)
+
+
 def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming | None, cfg: AntiCheatConfig,
                 result: DeviceOutcome, min_samples: int = 0, confirming: bool = False,
                 load: HostLoad | None = None, cores: int = 1) -> None:
@@ -89,34 +113,30 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
     request pattern the harness never makes; record the figure on the result otherwise. A first timing whose
     only findings are load-sensitive raises :class:`ClockRetry` instead; ``confirming``: this is the timing
     that confirms them (re-timed at a quieter moment where the host allowed it). ``load``: the host's load
-    during this timing; on an oversubscribed host, load-sensitive findings convict only when their excess
+    during this timing; on an oversubscribed host, findings that load can excuse convict only when their excess
     exceeds the quiet bound by more than the load's factor (engine/host_load.py), else the result is flagged
     "inconclusive under load" and not convicted. ``cores``: what a timed call could use at most (the CPU-time
     findings, when the log carries the worker's CPU time)."""
-    if not (cfg.clock_audit and cfg.runtime_checks):
-        return
-    found = audit(log, reply.series, reply.calls, fns, Series.CANDIDATE, REFERENCE,
-                  clean.baseline if clean is not None else None,
-                  AuditConfig(floor_ms=cfg.clock_floor_ms, rel=cfg.clock_rel, sigmas=cfg.clock_sigmas, cores=cores),
-                  min_samples=min_samples)
+    found = judge_timing(TimingEvidence(log, reply, fns, clean, min_samples, cores), cfg)
     result.outside_clock_ms = found.outside_ms
-    if not found.findings:
+    if not found.found:
         return
-    if not confirming and found.findings == found.load_sensitive:
+    all_load = all(f.load_sensitive for f in found.found)
+    if not confirming and all_load:
         raise ClockRetry("; ".join(found.findings))
-    findings = found.findings
-    if load is not None and load.oversubscribed and findings == found.load_sensitive:
-        beyond = [f for f, m in zip(findings, found.margins, strict=True) if m > load.factor or f in found.cpu]
+    texts = found.findings
+    if load is not None and load.oversubscribed and all_load:
+        beyond = [f for f in found.found if f.margin > load.factor or not f.excused_by_load]
         if not beyond:
             result.flags.append(Flag(
                 FlagKind.CLOCK_INCONCLUSIVE,
-                f"{INCONCLUSIVE}: {'; '.join(findings)}; the host had {load.label()} (factor {load.factor:.2f}), "
+                f"{INCONCLUSIVE}: {'; '.join(texts)}; the host had {load.label()} (factor {load.factor:.2f}), "
                 f"which can stretch an honest difference that far (largest excess "
                 f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported"))
             return
-        findings = [f if f in found.cpu else f + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)"
-                    for f in beyond]
-    message = "; ".join(findings)
+        texts = [f.text if not f.excused_by_load
+                 else f.text + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)" for f in beyond]
+    message = "; ".join(texts)
     if confirming:
         message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"
     raise Verdict(Status.CHEAT_DETECTED, message)
