@@ -52,7 +52,9 @@ def test_speedup_on_alpha_samples_to_the_cap():
 
 @pytest.mark.parametrize("cfg", [
     {"min_runs": 1, "budget_s": 0.0},  # the budget is gone before the first sample
-    {"min_runs": 2, "budget_s": 60.0, "speedup_level": 0.5, "speedup_resolution": 10.0},  # an easy decision
+    # An easy decision asked early (the order statistics cannot decide below ~5 rounds at any sane level, so
+    # this one holds even without the rule's floor; the budget case above fails without it: checked).
+    {"min_runs": 2, "budget_s": 60.0, "speedup_level": 0.5, "speedup_resolution": 10.0},
 ])
 def test_never_below_the_audit_floor(cfg):
     stats, timer = measure(0.2, 1.0, max_runs=50, **cfg)
@@ -93,3 +95,35 @@ def test_stop_reason_reads_back_from_old_and_odd_rows():
     assert TimingStats(**base).stop is None  # a record made before the field
     assert TimingStats(**base, stop="decided").stop is StopReason.DECIDED
     assert TimingStats(**base, stop="whatever").stop is None
+
+
+@pytest.mark.slow
+def test_engine_run_with_the_adaptive_stop_passes_the_clock_audit(suite, build_root):
+    """Real workers, the parent's clock audit and the clean reference: an honest ~1x candidate (on alpha 1.0:
+    sampled to its cap) and an honest one three times slower (decided early) both stay correct, with the
+    audit's figure, paired rounds, the interval and why each timing stopped on the result."""
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.runner import evaluate_candidates
+    from multikernelbench.records import Status
+
+    head = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+    bodies = {"same": "        return torch.clamp_min(x, 0.0)\n",
+              "slow": "        for _ in range(2):\n            torch.clamp_min(x, 0.0).sum()\n"
+                      "        return torch.clamp_min(x, 0.0)\n"}
+    cands = [Candidate(task_id="activation.relu", source=head + b, label=n) for n, b in bodies.items()]
+    timing = TimingConfig(warmup=1, min_runs=6, max_runs=40, budget_s=3.0, adaptive=True,
+                          speedup_resolution=10.0)  # a loaded 2-core host: the alpha side decides alone
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, timing=timing, backend="cpu",
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                       run_timeout_s=30.0, compile_workers=1, device_workers=1)
+    got = dict(zip(bodies, evaluate_candidates([suite["activation.relu"]], cands, cfg), strict=True))
+    for name, r in got.items():
+        assert r.status is Status.CORRECT, (name, r.message)
+        c, e = r.candidate_timing, r.eager_timing
+        assert c is not None and e is not None and c.runs == e.runs >= AUDIT_MIN_SAMPLES, name
+        assert c.stop is not None and c.stop is e.stop, name
+        assert r.outside_clock_ms is not None and r.speedup_low is not None and r.speedup_high is not None, name
+    assert got["slow"].candidate_timing.stop is StopReason.DECIDED
+    assert got["slow"].candidate_timing.runs < 40
