@@ -127,3 +127,14 @@ def test_engine_run_with_the_adaptive_stop_passes_the_clock_audit(suite, build_r
         assert r.outside_clock_ms is not None and r.speedup_low is not None and r.speedup_high is not None, name
     assert got["slow"].candidate_timing.stop is StopReason.DECIDED
     assert got["slow"].candidate_timing.runs < 40
+
+
+def test_cli_switch_reaches_the_timing_config():
+    import argparse
+
+    from multikernelbench.cli._common import add_engine_options, engine_config
+
+    p = argparse.ArgumentParser()
+    add_engine_options(p)
+    assert engine_config(p.parse_args(["--adaptive-timing"]), allow=True).timing.adaptive
+    assert not engine_config(p.parse_args([]), allow=True).timing.adaptive

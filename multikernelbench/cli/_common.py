@@ -54,6 +54,9 @@ def add_engine_options(p) -> None:
     p.add_argument("--threads", type=int, default=0, help="threads for CPU kernels and references (0 = all)")
     p.add_argument("--no-timing", action="store_true", help="correctness only")
     p.add_argument("--compile-baseline", action="store_true", help="also time torch.compile of the reference")
+    p.add_argument("--adaptive-timing", action="store_true",
+                   help="stop timing a candidate once its speedup's interval clears alpha 1.0 and is within 5%% "
+                        "(timing/stopping.py; off: each callable stops by its own precision)")
     p.add_argument("--timing-budget-s", "--timing-budget", dest="timing_budget_s", type=float, default=5.0,
                    help="seconds of timing per callable")
     p.add_argument("--seed", type=int, default=None, help="deterministic seeds (default: fresh secret seeds)")
@@ -71,7 +74,8 @@ def engine_config(args, allow: bool) -> EngineConfig:
         run_timeout_s=args.run_timeout, candidate_timeout_s=args.candidate_timeout, threads=args.threads,
         skip_timing=args.no_timing, seed=args.seed,
         allow_code_execution=allow, allow_weak_sandbox=getattr(args, "allow_weak_sandbox", False),
-        timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s))
+        timing=TimingConfig(compile_baseline=args.compile_baseline, budget_s=args.timing_budget_s,
+                            adaptive=getattr(args, "adaptive_timing", False)))
     cfg.build_cores_estimate = getattr(args, "build_cores_estimate", 0.0) or 0.0
     cfg.prefetch_workers = not getattr(args, "no_worker_prefetch", False)
     cfg.lanes_per_gpu = getattr(args, "lanes_per_gpu", 1)
