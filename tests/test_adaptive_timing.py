@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from multikernelbench.records import StopReason, TimingStats
+from multikernelbench.records import EvalResult, Status, StopReason, TimingStats
 from multikernelbench.timing.config import TimingConfig
 from multikernelbench.timing.host import host_timer
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
@@ -95,6 +95,12 @@ def test_stop_reason_reads_back_from_old_and_odd_rows():
     assert TimingStats(**base).stop is None  # a record made before the field
     assert TimingStats(**base, stop="decided").stop is StopReason.DECIDED
     assert TimingStats(**base, stop="whatever").stop is None
+    row = EvalResult(task_id="t", task_hash="h", backend="cpu", candidate="c", code_hash="x", status=Status.CORRECT,
+                     candidate_timing=TimingStats(**base, stop=StopReason.BUDGET)).to_dict()
+    assert row["candidate_timing"]["stop"] == "budget"
+    assert EvalResult.from_dict(row).candidate_timing.stop is StopReason.BUDGET
+    del row["candidate_timing"]["stop"]  # a row stored before the field
+    assert EvalResult.from_dict(row).candidate_timing.stop is None
 
 
 @pytest.mark.slow
@@ -106,8 +112,6 @@ def test_engine_run_with_the_adaptive_stop_passes_the_clock_audit(suite, build_r
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig
     from multikernelbench.engine.runner import evaluate_candidates
-    from multikernelbench.records import Status
-
     head = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
     bodies = {"same": "        return torch.clamp_min(x, 0.0)\n",
               "slow": "        for _ in range(2):\n            torch.clamp_min(x, 0.0).sum()\n"
