@@ -4,6 +4,7 @@ before the clock audit's floor, and keeps candidate and reference rounds paired.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -142,3 +143,27 @@ def test_cli_switch_reaches_the_timing_config():
     add_engine_options(p)
     assert engine_config(p.parse_args(["--adaptive-timing"]), allow=True).timing.adaptive
     assert not engine_config(p.parse_args([]), allow=True).timing.adaptive
+
+
+@pytest.mark.gpu
+def test_cuda_events_a_clear_speedup_decides_and_one_on_alpha_runs_to_the_cap():
+    """The same rule under the CUDA-event sampler (H200: ``pytest -m gpu tests/test_adaptive_timing.py``)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from multikernelbench.timing.cuda_events import cuda_event_timer
+
+    a = torch.randn(2048, 2048, device="cuda")
+
+    def once(_j: int):
+        return a @ a
+
+    def thrice(_j: int):
+        return (a @ a) @ a @ a
+
+    cfg = TimingConfig(warmup=2, adaptive=True, max_runs=200, budget_s=30.0)
+    stats = cuda_event_timer(cfg).measure({PAIR[0]: once, PAIR[1]: thrice}, pair=PAIR)
+    assert stats[PAIR[0]].stop is StopReason.DECIDED and stats[PAIR[0]].runs < 200
+    assert 2.5 < stats[PAIR[1]].median_ms / stats[PAIR[0]].median_ms < 3.5
+    stats = cuda_event_timer(dataclasses.replace(cfg, max_runs=40)).measure({PAIR[0]: once, PAIR[1]: once}, pair=PAIR)
+    assert stats[PAIR[0]].stop is StopReason.MAX_RUNS and stats[PAIR[0]].runs == 40
