@@ -195,3 +195,35 @@ def test_looking_often_does_not_inflate_wrong_decisions():
     assert _false_decisions(400) <= 0.05  # measured 0.01
     # The same looks each at the full 5 %: the error the split prevents (measured 0.14).
     assert _false_decisions(400, per_look_error=0.05) > 0.08
+
+
+STOP_PATCHES = {
+    # Stops the pair at the audit's floor as "decided", whatever the speedup (optional stopping: a candidate
+    # that stops its timing when it is ahead).
+    "patches_pair_rule": "        import multikernelbench.timing.stopping as s\n"
+                         "        from multikernelbench.records import StopReason\n"
+                         "        s.PairRule.stop = lambda self, samples, spent: (\n"
+                         "            StopReason.DECIDED if len(samples[self.candidate]) >= 4 else None)\n",
+    # The per-callable rule's test (the loop called it from loop.py, whose functions were covered already).
+    "patches_converged": "        import multikernelbench.timing.stopping as s\n"
+                         "        s.converged = lambda samples, cfg: len(samples) >= 4\n",
+}
+
+
+@pytest.mark.slow
+def test_patching_the_stopping_rule_is_caught(suite, build_root):
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.runner import evaluate_candidates
+
+    head = ("import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.clamp_min(x, 0.0)\n    def __init__(self):\n        super().__init__()\n")
+    cands = [Candidate(task_id="activation.relu", source=head + b, label=n) for n, b in STOP_PATCHES.items()]
+    timing = TimingConfig(warmup=1, min_runs=6, max_runs=40, budget_s=3.0, adaptive=True)
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=6, timing=timing, backend="cpu",
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                       run_timeout_s=30.0, compile_workers=1, device_workers=1)
+    for c, r in zip(cands, evaluate_candidates([suite["activation.relu"]], cands, cfg), strict=True):
+        assert r.status is Status.CHEAT_DETECTED and "stopping" in r.message, (c.label, r.status, r.message,
+                                                                              r.candidate_timing)

@@ -250,7 +250,7 @@ def default_patch_targets(harness: dict[str, Any] | None = None) -> dict[str, An
     import torch.nn.functional as F
 
     from multikernelbench.anticheat import guard, judge  # noqa: F401 - imported so they are covered
-    from multikernelbench.timing import loop, stats
+    from multikernelbench.timing import loop, stats, stopping
 
     targets: dict[str, Any] = {
         "builtins": builtins, "time": time, "os": os, "threading": threading, "torch": (torch, TORCH_FUNCTIONS),
@@ -260,6 +260,7 @@ def default_patch_targets(harness: dict[str, Any] | None = None) -> dict[str, An
         "torch.serialization": torch.serialization,
         "multikernelbench.timing.loop": loop, "multikernelbench.timing.stats": stats,
         "timing.Timer": loop.Timer, "multikernelbench.anticheat.runtime": sys.modules[__name__],
+        "multikernelbench.timing.stopping": stopping, "stopping.PairRule": stopping.PairRule,
         "multikernelbench.anticheat.guard": guard,
     }
     for name in ("ExtensionCallProbe", "PatchSnapshot", "OpRecorder"):
