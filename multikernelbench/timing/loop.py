@@ -2,7 +2,8 @@
 
 Callables are interleaved sample by sample (A, B, C, A, B, C, ...) so that clock drift, thermal state and
 background load hit candidate and references alike, and a callable stops once the relative standard error
-of its mean is under target or its wall budget is spent. Two seams:
+of its mean is under target or its wall budget is spent (with ``TimingConfig.adaptive``, a candidate and its
+reference stop together once their speedup is decided: timing/stopping.py). Two seams:
 
 * a :class:`Sampler` says how one sample is measured on a device (host clock around one call; CUDA events
   around one call, K calls, or a K-call graph replay) — chosen by the backend;
