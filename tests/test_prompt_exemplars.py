@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from multikernelbench.flags import FlagKind
 from multikernelbench.prompts.exemplars import BACKENDS, CATEGORIES, GENERIC, all_exemplars, exemplar_task, has_exemplar
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,8 +66,15 @@ def test_cpu_exemplars_pass_the_engine(cpu_pch):
     results = evaluate_candidates(tasks, cands, cfg, None)
     bad = {r.task_id: f"{r.status.value}: {r.message[:300]}" for r in results if r.status != Status.CORRECT}
     assert not bad, bad
-    assert all(r.candidate_timing is not None and (r.speedup or 0) > 0 for r in results), \
-        [(r.task_id, r.speedup) for r in results]
+    assert all(r.candidate_timing is not None for r in results), [r.task_id for r in results]
+    # Beside the suite's other tests the clock audit may find what load alone explains: such a result is flagged
+    # inconclusive and earns no speedup (engine/timing_guard.py), which is no false alarm; a speedup withheld
+    # without that flag, or on most exemplars, would be one (CI once saw one of 15 withheld at 306 s of load).
+    withheld = [r for r in results if not (r.speedup or 0) > 0]
+    unexplained = [(r.task_id, r.speedup, [f.text[:120] for f in r.flags]) for r in withheld
+                   if not any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in r.flags)]
+    assert not unexplained, unexplained
+    assert len(withheld) <= len(results) // 3, [(r.task_id, r.speedup) for r in results]
 
 
 def _opencl_available() -> bool:
@@ -96,8 +104,15 @@ def test_opencl_exemplars_pass_the_engine(tmp_path):
     results = evaluate_candidates(tasks, cands, cfg, None)
     bad = {r.task_id: f"{r.status.value}: {r.message[:300]}" for r in results if r.status != Status.CORRECT}
     assert not bad, bad
-    assert all(r.candidate_timing is not None and (r.speedup or 0) > 0 for r in results), \
-        [(r.task_id, r.speedup) for r in results]
+    assert all(r.candidate_timing is not None for r in results), [r.task_id for r in results]
+    # Beside the suite's other tests the clock audit may find what load alone explains: such a result is flagged
+    # inconclusive and earns no speedup (engine/timing_guard.py), which is no false alarm; a speedup withheld
+    # without that flag, or on most exemplars, would be one (CI once saw one of 15 withheld at 306 s of load).
+    withheld = [r for r in results if not (r.speedup or 0) > 0]
+    unexplained = [(r.task_id, r.speedup, [f.text[:120] for f in r.flags]) for r in withheld
+                   if not any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in r.flags)]
+    assert not unexplained, unexplained
+    assert len(withheld) <= len(results) // 3, [(r.task_id, r.speedup) for r in results]
 
 
 def _interpret_check(backend: str, extra_env: dict[str, str]) -> None:
