@@ -18,10 +18,12 @@ import fcntl
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from multikernelbench.util import lru_folders
+from multikernelbench.util.lru_folders import Pruned
 
 _SIG = re.compile(r"[0-9a-f]{16}")
 
@@ -33,22 +35,9 @@ class PchSet:
     last_used: float  # the folder's mtime: touched by every run that asks for it
 
 
-@dataclass
-class PchPrune:
-    removed: list[PchSet] = field(default_factory=list)
-    busy: list[PchSet] = field(default_factory=list)  # beyond the cap but locked or recently used: kept
-    kept_bytes: int = 0
-
-
-def _size(folder: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512  # on disk, not apparent
-            except OSError:
-                pass
-    return total
+#: What :func:`prune` returns: the sets removed, those kept over the cap (the run's own, locked or recently
+#: used), the bytes left.
+PchPrune = Pruned[PchSet]
 
 
 def sets(pch_root: Path) -> list[PchSet]:
@@ -60,7 +49,7 @@ def sets(pch_root: Path) -> list[PchSet]:
     for folder in root.iterdir():
         if _SIG.fullmatch(folder.name) and folder.is_dir() and not folder.is_symlink():
             try:
-                out.append(PchSet(folder, _size(folder), folder.stat().st_mtime))
+                out.append(PchSet(folder, lru_folders.folder_bytes(folder, on_disk=True), folder.stat().st_mtime))
             except OSError:
                 continue
     return sorted(out, key=lambda s: s.last_used)
@@ -69,33 +58,14 @@ def sets(pch_root: Path) -> list[PchSet]:
 def touch(folders: Iterable[Path]) -> None:
     """Mark the sets a run uses (their folders' mtime), so pruning keeps what runs still ask for."""
     for folder in folders:
-        try:
-            os.utime(folder)
-        except OSError:
-            pass
+        lru_folders.touch(folder)
 
 
 def prune(pch_root: Path, max_bytes: int, keep: Iterable[Path] = (), min_idle_s: float = 3600.0) -> PchPrune:
     """Remove least recently used sets until the rest fit in ``max_bytes``; ``keep`` (the sets this run asks
     for), locked sets and sets used within ``min_idle_s`` stay."""
-    kept = {Path(k).resolve() for k in keep}
-    found = sets(pch_root)
-    report = PchPrune()
-    total = sum(s.size_bytes for s in found)
-    now = time.time()
-    for s in found:
-        if total <= max_bytes:
-            break
-        if s.path.resolve() in kept or now - s.last_used < min_idle_s:
-            report.busy.append(s)
-            continue
-        if _remove_locked(s.path):
-            report.removed.append(s)
-            total -= s.size_bytes
-        else:
-            report.busy.append(s)
-    report.kept_bytes = total
-    return report
+    return lru_folders.prune_lru(sets(pch_root), lambda s: _remove_locked(s.path), max_bytes=max_bytes,
+                                 min_idle_s=min_idle_s, keep={Path(k).resolve() for k in keep})
 
 
 def _remove_locked(folder: Path) -> bool:

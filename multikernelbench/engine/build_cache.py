@@ -13,12 +13,13 @@ is running in it) or that was used within ``min_idle_s`` (a device stage may sti
 from __future__ import annotations
 
 import fcntl
-import os
 import re
 import shutil
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from multikernelbench.util import lru_folders
+from multikernelbench.util.lru_folders import Pruned
 
 _HASH = re.compile(r"[0-9a-f]{20}")
 LOCK = ".mkb_build.lock"
@@ -32,34 +33,13 @@ class BuildEntry:
     last_used: float  # the folder's mtime: touched whenever a build or the cache answers for it
 
 
-@dataclass
-class PruneReport:
-    removed: list[BuildEntry] = field(default_factory=list)
-    busy: list[BuildEntry] = field(default_factory=list)  # over the cap or too old, but in use: kept
-    kept_bytes: int = 0
-
-    @property
-    def freed_bytes(self) -> int:
-        return sum(e.size_bytes for e in self.removed)
+#: What :func:`prune` returns: the folders removed, those kept over the cap because in use, the bytes left.
+PruneReport = Pruned[BuildEntry]
 
 
 def touch(build_dir: Path) -> None:
     """Mark a build folder used now (its mtime), so pruning keeps the folders runs still ask for."""
-    try:
-        os.utime(build_dir)
-    except OSError:
-        pass
-
-
-def _size(folder: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
-    return total
+    lru_folders.touch(build_dir)
 
 
 def entries(build_root: Path) -> list[BuildEntry]:
@@ -75,7 +55,7 @@ def entries(build_root: Path) -> list[BuildEntry]:
                     used = folder.stat().st_mtime
                 except OSError:
                     continue
-                out.append(BuildEntry(folder, backend_dir.name, _size(folder), used))
+                out.append(BuildEntry(folder, backend_dir.name, lru_folders.folder_bytes(folder), used))
     return sorted(out, key=lambda e: e.last_used)
 
 
@@ -103,19 +83,5 @@ def prune(build_root: Path, max_bytes: int | None = None, older_than_s: float | 
           min_idle_s: float = 600.0, now: float | None = None) -> PruneReport:
     """Remove least recently used candidate build folders until at most ``max_bytes`` remain, and every one
     unused for ``older_than_s``; never one used within ``min_idle_s`` or whose build is running."""
-    now = time.time() if now is None else now
-    found = entries(build_root)
-    total = sum(e.size_bytes for e in found)
-    report = PruneReport()
-    for e in found:  # oldest first
-        over = max_bytes is not None and total > max_bytes
-        old = older_than_s is not None and now - e.last_used > older_than_s
-        if not (over or old):
-            continue
-        if now - e.last_used < min_idle_s or not _remove_unless_busy(e):
-            report.busy.append(e)
-            continue
-        report.removed.append(e)
-        total -= e.size_bytes
-    report.kept_bytes = total
-    return report
+    return lru_folders.prune_lru(entries(build_root), _remove_unless_busy, max_bytes=max_bytes,
+                                 older_than_s=older_than_s, min_idle_s=min_idle_s, now=now)
