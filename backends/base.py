@@ -86,11 +86,11 @@ class Backend(abc.ABC):
         so each must be the candidate's own (under ``build_dir``); shared folders it needs to read go in
         :meth:`sandbox_read_dirs`."""
         from multikernelbench.util.sandbox_paths import CACHE_ENV, READ_ENV, WRITE_ENV, paths_env
-        from multikernelbench.util.worker_env import inherited, omp_spin_env
+        from multikernelbench.util.worker_env import inherited, runtime_env
 
         passed = {k: v for k, v in inherited(self.worker_env_allow).items()
                   if k not in CACHE_ENV + (READ_ENV, WRITE_ENV)}  # writable folders come from the backend only
-        return {**omp_spin_env(), **passed, "TORCH_EXTENSIONS_DIR": str(build_dir),
+        return {**runtime_env(), **passed, "TORCH_EXTENSIONS_DIR": str(build_dir),
                 **paths_env(read=self.sandbox_read_dirs(build_dir))}
 
     def sandbox_read_dirs(self, build_dir: Path) -> list[str]:
