@@ -34,6 +34,9 @@ class FlagKind(str, enum.Enum):
     #: The clock audit's findings are what the host's load could produce: not a conviction, and no speedup is
     #: reported (engine/timing_guard.py).
     CLOCK_INCONCLUSIVE = "clock_inconclusive"
+    #: The parent could not read the worker's per-thread schedstat: the idle audit (engine/sched_idle.py) is off
+    #: for this timing (engine/timing_guard.py).
+    IDLE_AUDIT_OFF = "idle_audit_off"
     #: How many fresh inputs the timing drew outside the clock and how many timed calls were verified
     #: (engine/device_stage.py).
     FRESH_INPUTS = "fresh_inputs"

@@ -78,6 +78,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from multikernelbench.engine import sched_idle
 from multikernelbench.engine.clock_records import (
     Ask,
     AskLog,
@@ -139,7 +140,10 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
             continue
         nxt_cpu = asks[i + 1].cpu if i + 1 < len(asks) else log.end_cpu
         cpu = (nxt_cpu - a.cpu) * 1e3 if nxt_cpu is not None and a.cpu is not None else None
-        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls, cpu))
+        later = asks[i + 1] if i + 1 < len(asks) else None
+        idle = sched_idle.idle_ms((nxt - a.t - a.served) * 1e3, a.sched, later.sched if later else log.end_sched,
+                                  a.own_answered, later.own_arrival if later else log.end_own)
+        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls, cpu, idle))
     for fn in fns:
         if seen.get(fn, 0) != len(series.get(fn, [])):
             problems.append(f"{seen.get(fn, 0)} sample request(s) for {fn} but {len(series.get(fn, []))} "
@@ -219,7 +223,24 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     if clean is not None:
         _against_clean(result, by_fn, clean, cfg, cand_sample_ms / k_cand if k_cand else 0.0)
     _cpu_time(result, paired, candidate, reference, clean, cfg)
+    _idle(result, {fn: group for fn, group in by_fn.items() if fn != candidate}, cfg, log.sched_clock is not None)
     return result
+
+
+def _idle(result: Audit, by_fn: dict[str, list[Interval]], cfg: AuditConfig, read: bool) -> None:
+    """Time no thread of the worker could run, per reference callable (engine/sched_idle.py: load does not produce
+    it). Not the candidate's: a sleep inside its timed call is its own time (claimed, it only slows it), and its
+    own threads may start and end within a call (whose account then leaves with them).
+    ``read``: the parent read the worker's schedstat; none came back (a kernel without it) is said, not judged."""
+    figs = [f for fn, group in by_fn.items()
+            if (f := sched_idle.figures(fn, [iv.idle_ms for iv in group], [iv.claimed_ms for iv in group]))]
+    result.idle = figs
+    if read and not figs:
+        result.idle_off = ("no idle audit: the worker's threads' /proc/<pid>/task/*/schedstat could not be read "
+                           "(a kernel without CONFIG_SCHED_INFO?); a renewal padded by sleeping is judged by the wall "
+                           "audit alone")
+    for text, margin in sched_idle.judge(figs, cfg.idle):
+        result.add(FindingKind.IDLE, text, margin)
 
 
 def _cpu_time(result: Audit, paired: list[dict[str, Interval]], candidate: str, reference: str,

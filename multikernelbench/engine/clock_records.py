@@ -8,9 +8,10 @@ import enum
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from multikernelbench.engine.messages import FreshAsk
+from multikernelbench.engine.sched_idle import IdleConfig, IdleFigures, SchedSnapshot
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
 
 
@@ -21,6 +22,12 @@ class Ask:
     phase: Phase
     t: float  # the parent's perf_counter when the request arrived (seconds)
     cpu: float | None = None  # the worker's CPU seconds then, read by the parent from /proc ("CPU time" below)
+    sched: SchedSnapshot | None = None  # the worker's threads' schedstat then (engine/sched_idle.py)
+    served: float = 0.0  # seconds the parent took from the arrival to its answer (the worker blocked on it)
+    #: The parent's own threads' schedstat when its answer was ready (engine/sched_idle.py: from then to the next
+    #: request's arrival, the worker waits on the parent only while a parent thread is runnable).
+    own_answered: SchedSnapshot | None = None
+    own_arrival: SchedSnapshot | None = None  # ... and when this request arrived
 
 
 @dataclass
@@ -33,6 +40,12 @@ class AskLog:
     #: The worker's CPU seconds (engine/clock_audit.py, "CPU time"); None: not read.
     cpu_clock: Callable[[], float | None] | None = None
     end_cpu: float | None = None
+    #: The worker's threads' schedstat (engine/sched_idle.py); None: not read.
+    sched_clock: Callable[[], SchedSnapshot | None] | None = None
+    end_sched: SchedSnapshot | None = None
+    #: The parent's own threads' schedstat (read with ``sched_clock``); None: not read.
+    own_clock: Callable[[], SchedSnapshot | None] | None = None
+    end_own: SchedSnapshot | None = None
 
     def record(self, ask: FreshAsk) -> None:
         try:
@@ -41,11 +54,23 @@ class AskLog:
             phase = None  # judged as out of order below
         t = self.clock()
         cpu = self.cpu_clock() if self.cpu_clock is not None else None
-        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, cpu))  # type: ignore[arg-type]
+        sched = self.sched_clock() if self.sched_clock is not None else None
+        own = self.own_clock() if self.own_clock is not None else None
+        self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, cpu, sched,  # type: ignore[arg-type]
+                             own_arrival=own))
+
+    def answered(self) -> None:
+        """The parent's answer to the latest request is ready: the time since its arrival is service time."""
+        if self.asks:
+            last = self.asks[-1]
+            own = self.own_clock() if self.own_clock is not None else None
+            self.asks[-1] = replace(last, served=max(0.0, self.clock() - last.t), own_answered=own)
 
     def close(self) -> None:
         self.end = self.clock()
         self.end_cpu = self.cpu_clock() if self.cpu_clock is not None else None
+        self.end_sched = self.sched_clock() if self.sched_clock is not None else None
+        self.end_own = self.own_clock() if self.own_clock is not None else None
 
 
 @dataclass(frozen=True)
@@ -58,6 +83,7 @@ class Interval:
     wall_ms: float
     claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
     cpu_ms: float | None = None  # the worker's CPU time over the interval (its request to the next one)
+    idle_ms: float | None = None  # time no worker thread could run, service excluded (engine/sched_idle.py)
 
     @property
     def unexplained_ms(self) -> float:
@@ -90,6 +116,8 @@ class AuditConfig:
     cpu_slack: float = 0.5
     #: The cores the worker may run on: a timed call of ``claimed`` ms cannot use more than ``cores`` x that.
     cores: int = 1
+    #: The idle audit (engine/sched_idle.py): time no worker thread could run, which load does not produce.
+    idle: IdleConfig = field(default_factory=IdleConfig)
 
 
 def robust_sigma(values: Sequence[float]) -> float:
@@ -139,13 +167,14 @@ class FindingKind(enum.Enum):
     REFERENCE_TURN = "reference_turn"  # ... or the reference's longer than the candidate's
     OVER_CLEAN = "over_clean"  # a callable's renewals take longer than the clean worker's
     CPU_TIME = "cpu_time"  # the worker's CPU time around a callable's samples beyond what it can explain
+    IDLE = "idle"  # no thread of the worker runnable around a callable's samples: it slept (engine/sched_idle.py)
 
 
 #: Kinds a burst of host load can also produce: they convict only when a second timing has them too.
 LOAD_SENSITIVE = frozenset({FindingKind.OUTSIDE_CALL, FindingKind.REFERENCE_TURN, FindingKind.OVER_CLEAN,
-                            FindingKind.CPU_TIME})
-#: Load-sensitive kinds that load does not excuse (descheduling adds wall time, little CPU time).
-NOT_EXCUSED_BY_LOAD = frozenset({FindingKind.CPU_TIME})
+                            FindingKind.CPU_TIME, FindingKind.IDLE})
+#: Load-sensitive kinds that load does not excuse (descheduling adds wall time, little CPU time, no sleep).
+NOT_EXCUSED_BY_LOAD = frozenset({FindingKind.CPU_TIME, FindingKind.IDLE})
 
 
 @dataclass(frozen=True)
@@ -175,6 +204,9 @@ class Audit:
     outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
     #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
     over_clean_ms: dict[str, float] = field(default_factory=dict)
+    #: Per callable, its idle figures (engine/sched_idle.py); empty when the kernel keeps no schedstat.
+    idle: list[IdleFigures] = field(default_factory=list)
+    idle_off: str = ""  # why the idle audit judged nothing though the parent tried to read schedstat
 
     def add(self, kind: FindingKind, text: str, margin: float = 0.0) -> None:
         self.found.append(Finding(kind, text, margin))

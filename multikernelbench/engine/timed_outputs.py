@@ -30,7 +30,9 @@ def logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk, Any], Fres
 
     def answer(ask: FreshAsk, raws: Any = None) -> FreshGrant:
         log.record(ask)
-        return planner.answer(ask, raws)
+        grant = planner.answer(ask, raws)
+        log.answered()  # the worker waited on this much of the parent (engine/sched_idle.py)
+        return grant
 
     return answer
 

@@ -119,6 +119,8 @@ def judge_clock(log: AskLog, reply: Timed, fns: list[Series], clean: CleanTiming
     findings, when the log carries the worker's CPU time)."""
     found = judge_timing(TimingEvidence(log, reply, fns, clean, min_samples, cores), cfg)
     result.outside_clock_ms = found.outside_ms
+    if found.idle_off and not any(f.kind is FlagKind.IDLE_AUDIT_OFF for f in result.flags):
+        result.flags.append(Flag(FlagKind.IDLE_AUDIT_OFF, found.idle_off))
     if not found.found:
         return
     all_load = all(f.load_sensitive for f in found.found)

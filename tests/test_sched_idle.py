@@ -1,0 +1,155 @@
+"""engine/sched_idle.py on real processes: load makes a thread wait on the run queue, it does not make it sleep.
+
+Each child is a real Python process; the parent reads its threads' /proc/<pid>/task/*/schedstat as the engine's
+parent does. Busy loops pinned to every core make the load (like tests/test_timing_evidence.py's burners). On a
+kernel without per-thread schedstat the readings are None and these tests skip (the audit then says so and
+judges nothing: the last test).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from multikernelbench.engine import sched_idle
+from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, audit
+from multikernelbench.timing.loop import Phase
+
+pytestmark = pytest.mark.skipif(not sched_idle.available(), reason="no per-thread schedstat on this kernel")
+
+#: The child waits for a line on stdin, then does one thing for ``T`` seconds, then waits again.
+T = 0.3
+_CHILD = """
+import sys, threading, time
+T = float(sys.argv[1])
+for line in sys.stdin:
+    what = line.strip()
+    end = time.perf_counter() + T
+    if what == "sleep":
+        time.sleep(T)
+    elif what == "spin":
+        while time.perf_counter() < end:
+            pass
+    elif what == "thread":  # a thread that outlives this request by 0.1 s
+        threading.Thread(target=time.sleep, args=(0.1,)).start()
+    print("done", flush=True)
+"""
+
+
+def _child() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", _CHILD, str(T)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+
+
+def _idle(p: subprocess.Popen, what: str) -> tuple[float | None, float]:
+    """Idle ms of one request to the child (wall - its threads' runnable time - this process's, which the child
+    waits on for its request and whose reading of the answer is in the wall time) and the wall time."""
+    assert p.stdin is not None and p.stdout is not None
+    me = os.getpid()
+    a, own_a, t0 = sched_idle.read_snapshot(p.pid), sched_idle.read_snapshot(me), time.perf_counter()
+    p.stdin.write(what + "\n")
+    p.stdin.flush()
+    assert p.stdout.readline().strip() == "done"
+    wall = (time.perf_counter() - t0) * 1e3
+    b, own_b = sched_idle.read_snapshot(p.pid), sched_idle.read_snapshot(me)
+    return sched_idle.idle_ms(wall, a, b, own_a, own_b), wall
+
+
+def _pin(core: int):  # type: ignore[no-untyped-def]
+    return lambda: os.sched_setaffinity(0, {core})
+
+
+def _burners(per_core: int) -> list[subprocess.Popen]:
+    cores = sorted(os.sched_getaffinity(0))
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                             preexec_fn=_pin(cores[i % len(cores)]))
+            for i in range(per_core * len(cores))]
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def test_sleep_shows_in_full_and_spinning_beside_pinned_load_does_not():
+    """The spinning child gets about a third of a core beside two burners per core (its CPU time drops), yet its
+    idle stays near 0: the rest of its wall time is run-queue wait. The sleeping child shows its whole sleep."""
+    child = _child()
+    burners = _burners(2)
+    try:
+        time.sleep(0.2)
+        spins = [_idle(child, "spin") for _ in range(3)]
+        sleeps = [_idle(child, "sleep") for _ in range(3)]
+    finally:
+        _stop(burners)
+        child.kill()
+        child.wait()
+    print("spin (idle, wall) ms:", spins, "sleep:", sleeps)
+    for idle, _ in spins:
+        assert idle is not None and idle < 0.1 * T * 1e3, spins
+    for idle, _ in sleeps:
+        assert idle is not None and idle > 0.8 * T * 1e3, sleeps
+
+
+def test_a_thread_that_exits_within_the_interval_voids_its_figure():
+    """Its last account leaves with it: no lower bound can be given, so none is (never a guessed conviction)."""
+    child = _child()
+    try:
+        _idle(child, "thread")  # starts a thread that ends during the next request
+        idle, _ = _idle(child, "spin")
+    finally:
+        child.kill()
+        child.wait()
+    assert idle is None
+
+
+def test_a_gone_process_and_a_missing_schedstat_read_as_none():
+    child = _child()
+    child.kill()
+    child.wait()
+    assert sched_idle.read_snapshot(child.pid) is None
+    assert sched_idle.runnable_ms(None, sched_idle.read_snapshot(os.getpid())) is None
+
+
+OWN = sched_idle.SchedSnapshot({7: 10**9})  # the parent's threads: none runnable between answer and arrival
+
+
+def _log(idle_ms: dict[str, float], rounds: int = 6, sched: bool = True) -> tuple[AskLog, dict[str, list[float]]]:
+    """A timing's requests with the worker's schedstat: each interval 20 ms of wall, of which ``idle_ms[fn]``
+    no thread was runnable (one thread, so its account is wall - idle); 1 ms of it the parent's service."""
+    t, ns, log = 100.0, 0, AskLog(sched_clock=(lambda: None) if not sched else None)
+    series: dict[str, list[float]] = {"candidate": [], "eager": []}
+    for _ in range(rounds):
+        for fn in ("candidate", "eager"):
+            snap = sched_idle.SchedSnapshot({1: ns}) if sched else None
+            log.asks.append(Ask(fn, 1, Phase.SAMPLE, t, None, snap, served=1e-3, own_answered=OWN, own_arrival=OWN))
+            series[fn].append(2.0)
+            t += 20e-3
+            ns += int((20.0 - 1.0 - idle_ms.get(fn, 0.0)) * 1e6)
+    log.asks.append(Ask("candidate", 1, Phase.FINAL, t, None, sched_idle.SchedSnapshot({1: ns}) if sched else None,
+                        own_arrival=OWN))
+    log.end, log.end_sched, log.end_own = t + 1e-4, sched_idle.SchedSnapshot({1: ns}) if sched else None, OWN
+    return log, series
+
+
+def test_the_audit_names_a_padding_sleep_and_clears_a_worker_that_does_not_sleep():
+    calls, fns = {"candidate": 1, "eager": 1}, ["candidate", "eager"]
+    log, series = _log({"eager": 12.0})
+    got = audit(log, series, calls, fns, "candidate", "eager", None, AuditConfig())
+    assert [f.kind.value for f in got.found] == ["idle"], got.findings
+    assert "no thread of the worker could run, around eager's samples" in got.findings[0]
+    assert got.found[0].load_sensitive and not got.found[0].excused_by_load
+    log, series = _log({"eager": 1.0, "candidate": 12.0})  # the candidate's own sleeps are its own time
+    assert audit(log, series, calls, fns, "candidate", "eager", None, AuditConfig()).found == []
+
+
+def test_without_schedstat_the_audit_says_so_and_judges_nothing():
+    log, series = _log({"eager": 12.0}, sched=False)
+    got = audit(log, series, {"candidate": 1, "eager": 1}, ["candidate", "eager"], "candidate", "eager", None,
+                AuditConfig())
+    assert got.found == [] and "no idle audit" in got.idle_off
