@@ -24,30 +24,32 @@ def _xdist_worker() -> bool:
 #: that happens to be running there (a C++ exemplar run or a backend's module fixture: 100-550 s on 2 cores).
 #: (test_sandbox_kernel and test_worker_isolation time nothing but are marked ``timing`` to run alone too.)
 TIMING_FIRST = ("test_fresh_inputs.py", "test_timing_integrity.py", "test_timing_evidence.py", "test_sandbox_kernel.py",
-                "test_worker_isolation.py")
+                "test_worker_isolation.py", "test_malloc_state.py")
 
 #: Then the other test files by measured wall time on the 2-core host, longest first (seconds in the comments:
-#: summed test durations: what the 25 slowest of a full run on 2026-12-04 (~11:05-11:38) show, else a cold run
-#: with a fresh HOME at 662bb66, else a one-process run of the file; on a loaded host, so only the order
-#: matters): README's command gives each file to one of two pytest-xdist workers, and
-#: a long file handed out last leaves the other worker idle at the end. Files not named here follow in
-#: collection order; a renamed file only loses its place.
+#: summed test durations: the 25 slowest of CI's run of 2026-12-05 (28:44 of pytest) where a file has one there,
+#: else the full run of 2026-12-04 ~11:05, else a cold run with a fresh HOME at 662bb66, else a one-process run of
+#: the file; on loaded hosts, so only the order matters): README's command gives each file to one of two
+#: pytest-xdist workers, and a long file handed out last leaves the other worker idle at the end. Files not named
+#: here follow in collection order; a renamed file only loses its place (tests/test_suite_order.py checks the
+#: names).
 LONGEST_FIRST = TIMING_FIRST + (
-    "test_prompt_exemplars.py",  # 543
+    "test_prompt_exemplars.py",  # 368+ (CPU exemplars 306, OpenCL 62)
     "test_anticheat_cpu.py",  # 373
     "test_cuda_light_headers.py",  # 233
-    "test_pipeline.py",  # 208
-    "test_suite_selfcheck.py",  # 203
+    "test_pipeline.py",  # 208 (130+ on CI)
+    "test_suite_selfcheck.py",  # 203 (127+ on CI)
     "test_exemplars_numba_helion.py",  # 160
     "test_ray_cluster.py",  # 150
     "test_engine_python.py",  # 150
     "test_demo.py",  # 144
-    "test_host_pch.py",  # 129
+    "test_host_pch.py",  # 129 (123 on CI)
     "test_backend_helion_cpu.py",  # 113
+    "test_verdict_outputs.py",  # 112
     "test_suite_gates.py",  # 109
-    "test_verdict_outputs.py",  # 94+
     "test_heldout.py",  # 90
     "test_cli_baseline.py",  # 88
+    "test_serve_lanes.py",  # 87+ (two sleeper tests on CI; was not named: handed out among the last)
     "test_backend_opencl.py",  # 87
     "test_backend_numba_cuda_cpu.py",  # 75
     "test_serve_attacks.py",  # 75
