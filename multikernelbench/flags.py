@@ -78,6 +78,7 @@ _LEGACY_PREFIXES: tuple[tuple[str, FlagKind], ...] = (
     ("clock audit: the first timing showed", FlagKind.CLOCK_RETIMED),
     ("clock audit: renewal judged against", FlagKind.CLOCK_RECALIBRATED),
     ("clock audit inconclusive under load", FlagKind.CLOCK_INCONCLUSIVE),
+    ("no idle audit:", FlagKind.IDLE_AUDIT_OFF),
     ("fresh inputs:", FlagKind.FRESH_INPUTS),
     ("fresh shapes:", FlagKind.FRESH_SHAPES),
     ("no clean reference timing", FlagKind.NO_CLEAN_REFERENCE),

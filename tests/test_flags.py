@@ -34,6 +34,7 @@ TODAY = {
     FlagKind.CLOCK_INCONCLUSIVE: f"{INCONCLUSIVE}: x; the host had load 5 (factor 2.50), which can stretch an "
                                  "honest difference that far (largest excess 1.20x the quiet bound); no speedup "
                                  "is reported",
+    FlagKind.IDLE_AUDIT_OFF: "no idle audit: the worker's threads' /proc/<pid>/task/*/schedstat could not be read",
     FlagKind.FRESH_INPUTS: "fresh inputs: 40 calls, 0.010 ms each outside the clock; 3 timed calls verified",
     FlagKind.FRESH_SHAPES: "fresh shapes: 3 passed",
     FlagKind.NO_CLEAN_REFERENCE: "no clean reference timing (crash): the speedup is taken against the reference "
