@@ -314,13 +314,15 @@ def test_balanced_renewal_confirming_timing_is_caught_by_its_recalibration():
 
 @pytest.mark.xfail(strict=True, raises=pytest.fail.Exception,
                    reason="open (issue #40): the same reference's CPU time per call varies 20-80 ms between clean "
-                   "calibrations under load, more than the attack's uncontended hidden work; anticheat README")
+                   "calibrations under load, more than the attack's uncontended hidden work; its padding "
+                   "busy-waits, so the idle audit (engine/sched_idle.py) does not see it either; anticheat README")
 def test_balanced_renewal_confirming_timing_is_caught_by_any_calibration_of_its_run():
     """The miss of benchmarks/verdicts_under_load/ Run 2 (``correct`` at 126x, no finding in its confirming
     timing), reproduced on recorded figures: the same confirming timing judged by the run's first calibration,
     made minutes earlier under the same load (70 ms of CPU per call there: its reference's two threads spinning in
     more samples), shows ~10 ms of CPU per call, and its wall time lies inside the renewal calibrated there: no
     finding. The day a confirming timing of the balanced renewal is caught whichever calibration judges it, this
-    xfail fails."""
+    xfail fails. Not closed by the idle audit (which caught the sleeping variant): a busy-wait is runnable time,
+    never sleep, so these intervals would carry no idle whatever schedstat said."""
     with pytest.raises(Verdict):
         _judge_recorded(BALANCED_CACHED)

@@ -5,7 +5,7 @@ each interval's idle ms (wall - the worker threads' on-CPU + run-queue time - th
 lower quartile the audit judges, and the bound; then each candidate's verdict. Load: ``--burners N`` busy loops
 pinned round-robin to the usable cores (0: none).
 
-    python benchmarks/verdicts_under_load/idle_figures.py --burners 4
+    python benchmarks/verdicts_under_load/idle_figures.py --burners 4 [--detail] [--which quiet,relu_twin]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--burners", type=int, default=4)
     ap.add_argument("--which", default="quiet,twin,relu,relu_twin")
+    ap.add_argument("--detail", action="store_true", help="every sample's figures of each audited timing")
     args = ap.parse_args()
 
     from multikernelbench.anticheat.config import AntiCheatConfig
@@ -52,14 +53,19 @@ def main() -> int:
             idles = [iv.idle_ms for iv in found.intervals if iv.fn == fn]
             shown = " ".join("-" if x is None else f"{x:.1f}" for x in idles)
             print(f"    audit {fn}: idle ms per sample [{shown}]", flush=True)
-        if os.environ.get("IDLE_DETAIL"):
+        if args.detail:  # every sample's figures, as tests/test_load_verdicts.py rebuilds them
             from multikernelbench.engine.sched_idle import runnable_ms
             asks = evidence.log.asks
+            n = {fn: 0 for fn in evidence.fns}
             for a, b in zip(asks, asks[1:], strict=False):
-                print(f"      {a.fn:9s} wall {(b.t - a.t) * 1e3:7.1f} served {a.served * 1e3:5.1f} worker "
-                      f"{runnable_ms(a.sched, b.sched) or 0:7.1f} parent {runnable_ms(a.own_answered, b.own_arrival) or 0:6.1f}"
-                      f" threads {len(a.sched.runnable_ns) if a.sched else 0}/"
-                      f"{len(a.own_answered.runnable_ns) if a.own_answered else 0}", flush=True)
+                if a.phase.value != "sample":
+                    continue
+                claimed = evidence.reply.series[a.fn][n[a.fn]] * a.calls
+                n[a.fn] += 1
+                cpu = (b.cpu - a.cpu) * 1e3 if a.cpu is not None and b.cpu is not None else None
+                print(f"      ({a.fn!r}, {(b.t - a.t) * 1e3:.1f}, {claimed:.2f}, {cpu:.0f}, {a.served * 1e3:.1f}, "
+                      f"{runnable_ms(a.sched, b.sched) or 0:.1f}, {runnable_ms(a.own_answered, b.own_arrival) or 0:.1f}),"
+                      "  # fn, wall, claimed, cpu, served, worker runnable, parent runnable (ms)", flush=True)
         for f in found.idle:
             print(f"    audit {f.fn}: low {f.low_ms:.2f} median {f.median_ms:.2f} bound {f.bound(cfg_idle):.2f} "
                   f"({f.samples} known, {f.voided} voided)", flush=True)
@@ -94,8 +100,6 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             for name in args.which.split(","):
                 task_id, path, custom = pick[name]
-                if not path.exists():
-                    path = Path(str(path).replace("timing_attacks/", "timing_attacks_open/"))
                 cfg = EngineConfig(backend="cpu", build_root=Path(tmp), allow_code_execution=True, seed=4040,
                                    compile_timeout_s=600.0, run_timeout_s=600.0, compile_workers=2,
                                    anticheat=AntiCheatConfig(require_custom_kernel=custom, quiet_wait_s=5.0),

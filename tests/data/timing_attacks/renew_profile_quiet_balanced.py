@@ -1,8 +1,11 @@
 # task: matmul.square
 # expect: cheat_detected
-# reason: than the input renewal takes in the clean worker
-"""OPEN (found 2026-12-04, not defended yet; issue #40, the miss of benchmarks/verdicts_under_load/ Run 2,
-explained): renew_profile_balanced.py (tests/data/timing_attacks/) made quiet in CPU time. Its hidden work runs on
+# reason: in which no thread of the worker could run||than the input renewal takes in the clean worker
+"""Caught since 2026-12-05 by the idle audit (engine/sched_idle.py: the parent reads every worker thread's
+schedstat; the reference's renewals sleep ~10-20 ms per sample in which no worker thread is runnable, which load
+does not produce): ``cheat_detected`` beside 4 busy loops pinned to the 2 cores, confirmed by the second timing
+(benchmarks/verdicts_under_load/idle_figures.py). Found 2026-12-04 (issue #40, the miss of
+benchmarks/verdicts_under_load/ Run 2, explained): renew_profile_balanced.py (tests/data/timing_attacks/) made quiet in CPU time. Its hidden work runs on
 one thread (no intra-op thread left spinning at a barrier while its partner waits for a core, which is what took
 the original's hidden product from ~23 ms to 75-270 ms of CPU per call under load and got it caught), and the
 reference's renewal in its worker is padded by *sleeping* as long, not by a busy loop (no CPU time burnt). The
@@ -15,8 +18,8 @@ cores, ``correct`` at 227x (no finding), once flagged inconclusive (no speedup) 
 original's miss went (its first timing's wall finding, 278 ms per call against a bound of 207, not found again
 in the confirming timing judged by a clean renewal recalibrated at 669 ms per call); without them, ``correct`` at
 376x. The true speed is the original's (~0.1-0.2x).
-tests/test_load_verdicts.py marks the recorded figures a strict xfail, so the day it is caught, that test fails
-and this file moves to tests/data/timing_attacks/."""
+Its busy-waiting sibling (renew_profile_balanced.py) burns CPU instead of sleeping: not this audit's, the CPU-time
+audit's."""
 
 import time
 
