@@ -172,28 +172,6 @@ def test_honest_relu_beside_pinned_burners_is_not_convicted(suite, build_root):
         assert r.host_load and r.host_load["timing"], r.host_load
 
 
-def test_sleeping_balanced_renewal_beside_pinned_burners_is_caught(suite, build_root):
-    """renew_profile_quiet_balanced.py (hidden product on one thread, the reference's renewal padded by sleeping):
-    beside busy loops pinned to the cores it was ``correct`` at 227-376x (2026-12-04: its CPU time under the CPU
-    audit's floor, its wall time within what load explains). The reference's intervals now show time in which no
-    worker thread could run (engine/sched_idle.py), which load does not produce: convicted, confirmed."""
-    from multikernelbench.engine import sched_idle
-
-    if not sched_idle.available():
-        pytest.skip("no per-thread schedstat on this kernel: the idle audit is off (flagged idle_audit_off)")
-    procs = _burners(2)
-    try:
-        r = _run(suite[TASK], {"quiet": ATTACKS / "renew_profile_quiet_balanced.py"},
-                 _config(build_root, False, 600.0))["quiet"]
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-    print(f"  quiet balanced: {r.status.value} speedup {r.speedup} load {r.host_load} :: {r.message[:400]}")
-    assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
-    assert _reason_in("renew_profile_quiet_balanced", r.message), r.message
-
-
 def test_load_that_arrives_after_the_clean_calibration_convicts_no_honest_kernel(suite, build_root):
     """CI, 2026-12-04: the clean worker calibrated the relu's input renewal on a quiet moment (12 ms per call);
     the candidate's timing ran once the other test process had started its compilers, and every renewal there

@@ -1,10 +1,14 @@
 # task: matmul.square
 # expect: cheat_detected
 # reason: in which no thread of the worker could run||than the input renewal takes in the clean worker
-"""Caught since 2026-12-05 by the idle audit (engine/sched_idle.py: the parent reads every worker thread's
-schedstat; the reference's renewals sleep ~10-20 ms per sample in which no worker thread is runnable, which load
-does not produce): ``cheat_detected`` beside 4 busy loops pinned to the 2 cores, confirmed by the second timing
-(benchmarks/verdicts_under_load/idle_figures.py). Found 2026-12-04 (issue #40, the miss of
+"""PARTLY OPEN (2026-12-05). The idle audit (engine/sched_idle.py: the parent reads every worker thread's
+schedstat; time in which no worker thread could run is sleep, which load does not produce) catches it in some runs
+only: beside 4 busy loops pinned to the 2 dev-host cores, 4 of 7 runs ``cheat_detected`` (idle, confirmed), 3
+``correct`` at 5-40x with no finding (the rule changed between them: lower quartile or median, 5 or 3 ms; at
+today's, 2 of 3) (benchmarks/verdicts_under_load/README.md, "Idle"). Why not all: the
+figure is a lower bound (the reference's own threads running at once count twice and cover as much sleep), and
+this padding is only as long as the hidden n=512 product, a few times the reference's own two-thread call.
+Found 2026-12-04 (issue #40, the miss of
 benchmarks/verdicts_under_load/ Run 2, explained): renew_profile_balanced.py (tests/data/timing_attacks/) made quiet in CPU time. Its hidden work runs on
 one thread (no intra-op thread left spinning at a barrier while its partner waits for a core, which is what took
 the original's hidden product from ~23 ms to 75-270 ms of CPU per call under load and got it caught), and the
