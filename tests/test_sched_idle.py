@@ -153,3 +153,62 @@ def test_without_schedstat_the_audit_says_so_and_judges_nothing():
     got = audit(log, series, {"candidate": 1, "eager": 1}, ["candidate", "eager"], "candidate", "eager", None,
                 AuditConfig())
     assert got.found == [] and "no idle audit" in got.idle_off
+
+
+def _thread_only(tid: int) -> sched_idle.SchedSnapshot | None:
+    """One thread of this process (what the parent read before: only the thread answering the worker)."""
+    try:
+        with open(f"/proc/{os.getpid()}/task/{tid}/schedstat", "rb") as f:
+            fields = f.read().split()
+        return sched_idle.SchedSnapshot({tid: int(fields[0]) + int(fields[1])})
+    except OSError:
+        return None
+
+
+def test_a_busy_parent_thread_holding_the_gil_frames_no_worker():
+    """Another thread of the parent holds the GIL (another lane judging outputs, the service parsing a client's
+    flood): the thread that reads the worker's answer waits for the GIL, asleep. Counting only that thread's
+    account (the code before this test) charged the wait to the worker as ~20-30 ms of sleep per request, over
+    the 3 ms bound, so a hostile client could have framed an honest candidate; counting every parent thread, the
+    GIL holder's running time is taken off and the figure stays under the bound."""
+    import threading
+
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, "0.005"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)  # each answer takes 5 ms of spinning: the reader blocks, the holder runs
+    stop = threading.Event()
+
+    def hold_the_gil() -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.03)  # the GIL passes every 30 ms: the waits are long enough to see
+    holder = threading.Thread(target=hold_the_gil, daemon=True)
+    try:
+        _idle(child, "spin")
+        holder.start()
+        me, tid = os.getpid(), threading.get_native_id()
+        whole, alone = [], []
+        for _ in range(7):
+            a, own_a, one_a, t0 = (sched_idle.read_snapshot(child.pid), sched_idle.read_snapshot(me),
+                                   _thread_only(tid), time.perf_counter())
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write("spin\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "done"
+            wall = (time.perf_counter() - t0) * 1e3
+            b, own_b, one_b = sched_idle.read_snapshot(child.pid), sched_idle.read_snapshot(me), _thread_only(tid)
+            whole.append(sched_idle.idle_ms(wall, a, b, own_a, own_b))
+            alone.append(sched_idle.idle_ms(wall, a, b, one_a, one_b))
+    finally:
+        stop.set()
+        holder.join()
+        sys.setswitchinterval(old_interval)
+        child.kill()
+        child.wait()
+    print("idle ms, every parent thread:", whole, "the answering thread alone:", alone)
+    bound = sched_idle.IdleConfig().floor_ms
+    assert all(x is not None for x in whole + alone), (whole, alone)
+    assert sorted(alone)[len(alone) // 2] > bound, alone  # the framing the old reading allowed
+    assert sorted(whole)[len(whole) // 2] < bound, whole

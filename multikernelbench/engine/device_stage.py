@@ -28,7 +28,7 @@ from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_fo
 from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
-from multikernelbench.engine.sched_idle import read_snapshot, read_thread
+from multikernelbench.engine.sched_idle import read_snapshot
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.speedup_evidence import attach_interval
 from multikernelbench.engine.timed_outputs import logged, verify_timed
@@ -351,9 +351,9 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         if self.backend.device_type != "cpu" or proc is None:
             return AskLog()
         pid = proc.pid
-        own, tid = os.getpid(), threading.get_native_id()  # the thread that answers this session's requests
+        own = os.getpid()  # every thread of the parent: the one answering this session's requests and a GIL holder
         return AskLog(cpu_clock=lambda: cpu_seconds(pid), sched_clock=lambda: read_snapshot(pid),
-                      own_clock=lambda: read_thread(own, tid))
+                      own_clock=lambda: read_snapshot(own))
 
     def _clean_timing(self, shape: dict, weight_seed: int) -> CleanTiming | None:
         """The reference timed by a worker that never loads candidate code: once per task, shape and run

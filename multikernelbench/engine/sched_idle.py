@@ -10,7 +10,7 @@ What the parent can read without trusting the worker: the kernel's scheduler acc
 (counted there); it never makes it *sleep*. So over an interval between two fresh-input requests::
 
     idle >= wall - sum over the worker's threads (on-CPU + run-queue wait) - the parent's time answering
-            - the parent's answering thread's (on-CPU + run-queue wait) from its answer to the next arrival
+            - the parent's threads' (on-CPU + run-queue wait) from its answer to the next arrival
 
 is a lower bound on the time during which no thread of the worker was runnable (the sum over threads counts an
 instant once per runnable thread, so it can only overstate the runnable time). An honest CPU worker between two
@@ -62,18 +62,6 @@ def read_snapshot(pid: int | str) -> SchedSnapshot | None:
     return SchedSnapshot(out) if out else None
 
 
-def read_thread(pid: int | str, tid: int) -> SchedSnapshot | None:
-    """One thread's schedstat (the parent's thread that answers a worker's requests: its runnable time is what
-    the worker waits on; the parent's other threads, an OpenMP pool spinning after a reference computation,
-    are not in the way of the pipe)."""
-    try:
-        with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-            fields = f.read().split()
-        return SchedSnapshot({tid: int(fields[0]) + int(fields[1])})
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def available(pid: int | str | None = None) -> bool:
     """Whether this kernel keeps per-thread schedstat (read on ``pid``, this process by default)."""
     return read_snapshot(os.getpid() if pid is None else pid) is not None
@@ -91,9 +79,13 @@ def runnable_ms(a: SchedSnapshot | None, b: SchedSnapshot | None) -> float | Non
 def idle_ms(wall_ms: float, worker_a: SchedSnapshot | None, worker_b: SchedSnapshot | None,
             own_a: SchedSnapshot | None, own_b: SchedSnapshot | None) -> float | None:
     """The lower bound on the worker's sleep over one interval: ``wall_ms`` (the parent's service time already
-    taken off), less the worker's threads' runnable time, less the parent's answering thread's runnable time from its
+    taken off), less the worker's threads' runnable time, less the parent's threads' runnable time from its
     answer to the next request's arrival (the worker blocked on the parent's wake-up and read: under load the
-    parent waits for a core too, tens of ms on the 2-core dev host). None when any of it is unknown."""
+    parent waits for a core too, tens of ms on the 2-core dev host). Every thread of the parent, not only the one
+    answering: that one may wait for the GIL while another holds it (another lane judging outputs, the service
+    parsing a client's flood), and a worker must not be charged for the parent's own business, or a busy parent
+    could frame an honest candidate. None when any of it is unknown (a parent thread that ended inside the
+    interval voids it, as a worker thread does)."""
     ran = runnable_ms(worker_a, worker_b)
     own = runnable_ms(own_a, own_b)
     if ran is None or own is None:
@@ -105,8 +97,8 @@ def idle_ms(wall_ms: float, worker_a: SchedSnapshot | None, worker_b: SchedSnaps
 class IdleConfig:
     """``floor_ms``: per sample, the median idle an honest worker's reference may show (measured at most -1 ms on
     the 2-core dev host, quiet or beside pinned load: the figure is a lower bound that overlapping threads pull
-    below 0; what is left is latency the parent does not see: its thread waking after the worker's request is
-    subtracted, a GIL it waits for in a busy parent is not); ``rel``: the fraction of the callable's claimed sample
+    below 0; what is left is latency the parent does not see: its threads' running and waiting after the
+    worker's request are subtracted, a GIL holder among them); ``rel``: the fraction of the callable's claimed sample
     time allowed on top (benchmarks/verdicts_under_load/README.md, "Idle")."""
 
     floor_ms: float = 3.0
