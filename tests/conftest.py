@@ -36,14 +36,13 @@ TIMING_FIRST = ("test_fresh_inputs.py", "test_timing_integrity.py", "test_timing
 LONGEST_FIRST = TIMING_FIRST + (
     "test_prompt_exemplars.py",  # 368+ (CPU exemplars 306, OpenCL 62)
     "test_anticheat_cpu.py",  # 373
-    "test_cuda_light_headers.py",  # 233
+    "test_cuda_light_headers.py",  # 233 (+ test_host_pch's real round since 2026-12-05: 123 on CI)
     "test_pipeline.py",  # 208 (130+ on CI)
     "test_suite_selfcheck.py",  # 203 (127+ on CI)
     "test_exemplars_numba_helion.py",  # 160
     "test_ray_cluster.py",  # 150
     "test_engine_python.py",  # 150
     "test_demo.py",  # 144
-    "test_host_pch.py",  # 129 (123 on CI)
     "test_backend_helion_cpu.py",  # 113
     "test_verdict_outputs.py",  # 112
     "test_suite_gates.py",  # 109

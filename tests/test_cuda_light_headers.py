@@ -162,6 +162,11 @@ def _run(cmd: list[str], timeout: float = 1800) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def _split_command(stub: Path) -> list[str]:
+    """nvcc through the split driver with the test's flags (what follows: ``-c``, ``-o`` and the driver's own)."""
+    return [sys.executable, nvcc_split.__file__, NVCC, *_flags(stub)]
+
+
 def _symbols(obj: Path) -> tuple[set[str], set[str]]:
     """(strong external definitions, references into torch's libraries): what the object exports (the
     candidate's functions, kernels and their launch stubs) and which torch functions it calls. Weak inline
@@ -194,12 +199,16 @@ def compiled(tmp_path_factory):
              "fallback": PRELUDE + src + "\nstatic_assert(sizeof(torch::nn::LinearOptions) > 0, \"frontend\");\n"}
     out = {}
     for name, text in files.items():
-        cu = work / f"{name}.cu"
+        cu = work / name / "cuda.cu"  # load_inline's name: nvcc's module id (and the host prefix) holds it
+        cu.parent.mkdir()
         cu.write_text(text)
         report = work / f"{name}.jsonl"
+        # Around the split driver, as a run's build.ninja has it: the light object is then also the stock-split
+        # build that test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix compares with
+        # (one nvcc compile, ~36 CPU-s, instead of two).
         res = _run([sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache",
-                    str(work / "analysis"), "--report", str(report), "--", NVCC, *_flags(stub),
-                    "-c", str(cu), "-o", str(work / f"{name}.o")])
+                    str(work / "analysis"), "--report", str(report), "--nvcc-words", "3", "--",
+                    *_split_command(work / "stub"), "-c", str(cu), "-o", str(work / f"{name}.o")])
         out[name] = (res, json.loads(report.read_text().splitlines()[-1]), work / f"{name}.o")
     return out
 
@@ -229,6 +238,53 @@ def test_light_and_stock_objects_export_and_call_the_same_functions(compiled):
     assert any("empty_like" in s for s in light_calls)  # torch::empty_like: the same torch function both ways
     assert light_def == stock_def, (sorted(light_def ^ stock_def)[:20])
     assert light_calls == stock_calls, (sorted(light_calls ^ stock_calls)[:20])
+
+
+def _sections(obj: Path) -> dict[str, bytes]:
+    """Every section's bytes, by name."""
+    names = re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", subprocess.run(["readelf", "-S", "-W", str(obj)], check=True,
+                       capture_output=True, text=True).stdout, flags=re.M)
+    return {name: subprocess.run(["objcopy", "-O", "binary", f"--only-section={name}", str(obj), "/dev/stdout"],
+                                 capture_output=True).stdout for name in names if name != "NULL"}
+
+
+def _nm_lines(obj: Path) -> list[str]:
+    out = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout
+    return [re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", ln) for ln in out.splitlines()]
+
+
+@pytest.mark.slow
+def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(tmp_path, compiled):
+    """The real round of the precompiled prefix of nvcc's final host compile (backends/extbuild/host_pch.py;
+    tests/test_host_pch.py has its logic): the warmer's probe is precompiled with the light build's flags, the
+    shipped relu's ``.cu`` is compiled again through the split driver with the prefix, at the same path, and the
+    object is the fixture's light one (the split driver without the prefix), section by section; the only
+    difference two stock builds have, nvcc's per-process temporary file name in one local symbol, is
+    normalised. Here rather than in test_host_pch.py so that the compile without the prefix is the fixture's."""
+    from multikernelbench.backends.extbuild import host_pch
+
+    res, row, without = compiled["light"]
+    assert res.returncode == 0 and row["path"] == "light", row
+    work = without.parent
+    shim = ["-I", str(work / "shim")]  # where the light path's <torch/extension.h> is (nvcc_light appends it)
+    root, probe = tmp_path / "host", tmp_path / "probe"
+    probe.mkdir()
+    (probe / "cuda.cu").write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
+    assert host_pch.PRELUDE == PRELUDE  # the prelude the warmer precompiles is load_inline's
+    made = nvcc_split.make_host_pch(NVCC, _flags(work / "stub") + ["-c", str(probe / "cuda.cu"), "-o",
+                                                                   str(probe / "cuda.o"), *shim], root)
+    assert made["state"] == "made", made
+    python, split, *nvcc = _split_command(work / "stub")
+    report, with_pch = tmp_path / "report.jsonl", tmp_path / "with.o"
+    res = _run([python, split, "--host-pch", str(root), "--report", str(report), *nvcc,
+                "-c", str(work / "light" / "cuda.cu"), "-o", str(with_pch), *shim])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert '"host_pch": "used"' in report.read_text()
+    assert _nm_lines(with_pch) == _nm_lines(without)
+    a, b = _sections(with_pch), _sections(without)
+    assert a.keys() == b.keys() and len(a) > 10
+    differ = [n for n in a if a[n] != b[n] and n not in (".symtab", ".strtab")]
+    assert not differ, differ  # the symbol tables hold nvcc's temporary file name (compared above, normalised)
 
 
 @pytest.mark.slow
