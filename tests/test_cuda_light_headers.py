@@ -10,6 +10,8 @@ driver, sharing one module fixture to keep the CPU cost to three nvcc runs plus 
 * the two objects export the same functions and call the same torch functions (see ``_symbols``): the light
   build is the stock build's module (the extra line is a ``static_assert``, which emits nothing). ``main.cpp`` (the bindings) is not touched by the
   light path, so the extension's functions are those of the stock build.
+* the light object, compiled through the split driver as a run does, is also the object without the precompiled
+  host prefix that backends/extbuild/host_pch.py's real round compares with (one nvcc compile for both).
 """
 
 from __future__ import annotations
