@@ -32,10 +32,10 @@ class FlagKind(str, enum.Enum):
     #: (engine/device_stage.py).
     CLOCK_RECALIBRATED = "clock_recalibrated"
     #: The clock audit's findings are what the host's load could produce: not a conviction, and no speedup is
-    #: reported (engine/timing_guard.py).
+    #: reported (anticheat/timing_judge.py).
     CLOCK_INCONCLUSIVE = "clock_inconclusive"
-    #: The parent could not read the worker's per-thread schedstat: the idle audit (engine/sched_idle.py) is off
-    #: for this timing (engine/timing_guard.py).
+    #: The parent could not read the worker's per-thread schedstat: the idle audit (anticheat/sched_idle.py) is off
+    #: for this timing (anticheat/timing_judge.py).
     IDLE_AUDIT_OFF = "idle_audit_off"
     #: How many fresh inputs the timing drew outside the clock and how many timed calls were verified
     #: (engine/device_stage.py).
@@ -43,12 +43,12 @@ class FlagKind(str, enum.Enum):
     #: ``--fresh-shapes``: the outcome of the trials on shapes drawn this run (engine/device_trials.py; the
     #: count is ``EvalResult.fresh_shapes_checked``).
     FRESH_SHAPES = "fresh_shapes"
-    #: The clean worker gave no reference timing: the speedup is not cross-checked (engine/timing_guard.py).
+    #: The clean worker gave no reference timing: the speedup is not cross-checked (anticheat/timing_judge.py).
     NO_CLEAN_REFERENCE = "no_clean_reference"
-    #: The reference ran markedly slower in the candidate's worker than in a clean one (engine/timing_guard.py).
+    #: The reference ran markedly slower in the candidate's worker than in a clean one (anticheat/timing_judge.py).
     REFERENCE_SLOWED = "reference_slowed"
     #: The reference's timing moved between the halves of its samples: the speedup is uncertain
-    #: (engine/speedup_evidence.py).
+    #: (anticheat/timing_judge.py).
     REFERENCE_DRIFT = "reference_drift"
     #: The torch.compile baseline failed, so the result has no compiled timing (engine/device_baseline.py).
     NO_COMPILE_BASELINE = "no_compile_baseline"

@@ -140,7 +140,7 @@ class EvalResult:
     #: >= 1); beyond ``TimingConfig.drift_bound`` the result is flagged: its speedup is less certain.
     reference_drift: float | None = None
     #: The parent's clock: the candidate's unexplained time per call beyond the reference's in the same
-    #: worker (ms; ~0 when honest; see engine/clock_audit.py).
+    #: worker (ms; ~0 when honest; see anticheat/clock_audit.py).
     outside_clock_ms: float | None = None
     #: The host's load during the candidate's timing and the clean reference's (engine/host_load.py:
     #: runnable tasks, 1-minute load, CPU pressure, the factor the clock audit's verdict allowed for).

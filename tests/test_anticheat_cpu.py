@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.anticheat import AntiCheatConfig
-from multikernelbench.anticheat.judge import alias_findings, kernel_findings, library_ops, timing_findings
+from multikernelbench.anticheat.judge import alias_findings, kernel_findings, library_ops
 from multikernelbench.anticheat.runtime import OpRecorder, PatchSnapshot, aliased_outputs, busy_threads
 from multikernelbench.anticheat.static import check_source
+from multikernelbench.anticheat.timing_judge import bound_findings
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import TimingConfig
 from multikernelbench.engine.runner import evaluate_candidates
@@ -175,9 +176,9 @@ def test_kernel_and_timing_judgement():
                                                                 cfg, True)[0]
     assert "no dispatcher evidence" in kernel_findings({}, cfg, False)[0]
     assert kernel_findings({}, AntiCheatConfig(require_custom_kernel=False), True) == []
-    assert "sanity bound" in timing_findings(5000.0, None, cfg)[0]
-    assert "roofline" in timing_findings(2.0, 3.0, cfg)[0]
-    assert timing_findings(3.0, 0.5, cfg) == []
+    assert "sanity bound" in bound_findings(5000.0, None, cfg)[0].text
+    assert "roofline" in bound_findings(2.0, 3.0, cfg)[0].text
+    assert bound_findings(3.0, 0.5, cfg) == []
 
 
 # ---- every exploit and fault through the real engine ---------------------------------------------------

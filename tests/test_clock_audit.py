@@ -1,4 +1,4 @@
-"""The parent's clock audit (engine/clock_audit.py) on the request patterns each timing attack produces.
+"""The parent's clock audit (anticheat/clock_audit.py) on the request patterns each timing attack produces.
 
 The engine tests (tests/test_timing_integrity.py) run real attacks through real workers; most of them are
 stopped earlier by the worker-side snapshots, so these tests feed the audit the exact sequences of fresh-input
@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import random
 
+from multikernelbench.anticheat.clock_audit import (
+    Ask,
+    AskLog,
+    AuditConfig,
+    CleanBaseline,
+    FindingKind,
+    audit,
+    intervals,
+)
 from multikernelbench.engine.clean_reference import CleanReference
-from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, FindingKind, audit, intervals
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
 
 FNS = ["candidate", "eager"]
@@ -215,7 +223,7 @@ def test_a_loaded_host_widens_the_bound_instead_of_convicting():
 
 
 def test_round_difference_findings_are_load_sensitive_protocol_findings_are_not():
-    """What timing_guard retries in a fresh worker (a burst of load can produce it) and what convicts at once."""
+    """What the timing judge retries in a fresh worker (a burst of load can produce it) and what convicts at once."""
     log, series = _honest(8, cand_ms=1.0, eager_ms=1.0, work_ms=3.0)
     calls = {"candidate": 1, "eager": 1}
     outside = audit(log, series, calls, FNS, "candidate", "eager", CLEAN, CFG)

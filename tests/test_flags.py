@@ -8,15 +8,11 @@ import importlib.util
 import json
 from pathlib import Path
 
-from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.anticheat.clock_audit import AskLog
+from multikernelbench.anticheat.timing_judge import INCONCLUSIVE, judge
+from multikernelbench.anticheat.timing_records import CleanTiming, TimingEvidence
 from multikernelbench.engine.outcomes import DeviceOutcome
-from multikernelbench.engine.speedup_evidence import attach_interval
-from multikernelbench.engine.timing_guard import (
-    INCONCLUSIVE,
-    CleanTiming,
-    apply_clean_reference,
-    withhold_if_inconclusive,
-)
+from multikernelbench.engine.timing_verdict import apply_speed, withhold_if_inconclusive
 from multikernelbench.flags import Flag, FlagKind, from_row, legacy_kind, to_row
 from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.report.samples import reason_of
@@ -97,11 +93,13 @@ def test_a_kind_this_version_does_not_know_keeps_its_text():
 def test_producers_name_the_kind_their_text_always_meant():
     """The legacy reader maps what today's producers write to the kinds they now name (so an old row and a new
     one of the same run read alike)."""
-    out = DeviceOutcome(candidate_timing=_stats(1.0), eager_timing=_stats(2.0))
-    attach_interval(out, [1.0] * 10 + [2.0] * 10, [1.0] * 20, paired=False, drift_bound=1.25)
-    apply_clean_reference(out, CleanTiming.failed("crash"), AntiCheatConfig())
-    apply_clean_reference(out, CleanTiming(_stats(1.0), None), AntiCheatConfig())
-    assert [f.kind for f in out.flags] == [FlagKind.REFERENCE_DRIFT, FlagKind.NO_CLEAN_REFERENCE,
+    out = DeviceOutcome()
+    stats = {"candidate": _stats(1.0), "eager": _stats(2.0)}
+    for clean, series in ((CleanTiming.failed("crash"), {"eager": [1.0] * 10 + [2.0] * 10}),
+                          (CleanTiming(_stats(1.0), None), {})):
+        evidence = TimingEvidence(AskLog(), stats, series, {}, [], clean=clean, drift_bound=1.25)
+        apply_speed(evidence, judge(evidence), out)
+    assert [f.kind for f in out.flags] == [FlagKind.NO_CLEAN_REFERENCE, FlagKind.REFERENCE_DRIFT,
                                            FlagKind.REFERENCE_SLOWED]
     assert all(legacy_kind(f.text) is f.kind for f in out.flags), out.flags
     assert all(legacy_kind(text) is kind for kind, text in TODAY.items())

@@ -1,7 +1,7 @@
 """Workers' allocator thresholds are fixed (util/worker_env.py, ``MALLOC_DEFAULTS``).
 
 Why it is a trust matter: the clock audit compares the candidate's and the reference's input renewals in the same
-worker, round by round, and reads a difference as hidden work (engine/clock_audit.py). At glibc's defaults the
+worker, round by round, and reads a difference as hidden work (anticheat/clock_audit.py). At glibc's defaults the
 allocator's thresholds move with the worker's history, so in some workers the reference's renewal page-faulted
 its 24 MB of inputs again after each eager call while the candidate's reused warm memory: an honest SGD-momentum
 exemplar was convicted of "work in the reference's turn" (-12 ms per sample against a ~9.6 ms bound) in 3 of 16

@@ -1,7 +1,7 @@
 """Workers' OpenMP threads spin briefly before they sleep (util/worker_env.py, ``OMP_SPIN_DEFAULTS``).
 
 Why it is a trust matter: the parent's clock audit reads the worker's CPU time as evidence that does not grow
-with the host's load (engine/clock_audit.py, "CPU time"). With libgomp's default spin count it did grow: a
+with the host's load (anticheat/clock_audit.py, "CPU time"). With libgomp's default spin count it did grow: a
 thread waiting at a barrier for a descheduled partner burned its whole spin, and on CI an honest OpenCL
 ``deep_mlp`` was convicted of "work hidden in the renewal" (eager: 220 ms of CPU per call in the candidate's
 worker, 110 ms in the clean worker, 13 ms on a quiet host).
@@ -17,8 +17,8 @@ import time
 
 import pytest
 
+from multikernelbench.anticheat.clock_audit import AuditConfig
 from multikernelbench.backends.registry import get_backend
-from multikernelbench.engine.clock_audit import AuditConfig
 from multikernelbench.util.worker_env import OMP_SPIN_DEFAULTS, base_env
 
 # Eager deep_mlp at its CPU bench shape: nine Linear layers, each a few OpenMP regions with a barrier.

@@ -68,7 +68,7 @@ def test_cpu_exemplars_pass_the_engine(cpu_pch):
     assert not bad, bad
     assert all(r.candidate_timing is not None for r in results), [r.task_id for r in results]
     # Beside the suite's other tests the clock audit may find what load alone explains: such a result is flagged
-    # inconclusive and earns no speedup (engine/timing_guard.py), which is no false alarm; a speedup withheld
+    # inconclusive and earns no speedup (anticheat/timing_judge.py), which is no false alarm; a speedup withheld
     # without that flag, or on most exemplars, would be one (CI once saw one of 15 withheld at 306 s of load).
     withheld = [r for r in results if not (r.speedup or 0) > 0]
     unexplained = [(r.task_id, r.speedup, [f.text[:120] for f in r.flags]) for r in withheld
@@ -106,7 +106,7 @@ def test_opencl_exemplars_pass_the_engine(tmp_path):
     assert not bad, bad
     assert all(r.candidate_timing is not None for r in results), [r.task_id for r in results]
     # Beside the suite's other tests the clock audit may find what load alone explains: such a result is flagged
-    # inconclusive and earns no speedup (engine/timing_guard.py), which is no false alarm; a speedup withheld
+    # inconclusive and earns no speedup (anticheat/timing_judge.py), which is no false alarm; a speedup withheld
     # without that flag, or on most exemplars, would be one (CI once saw one of 15 withheld at 306 s of load).
     withheld = [r for r in results if not (r.speedup or 0) > 0]
     unexplained = [(r.task_id, r.speedup, [f.text[:120] for f in r.flags]) for r in withheld

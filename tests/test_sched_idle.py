@@ -1,4 +1,4 @@
-"""engine/sched_idle.py on real processes: load makes a thread wait on the run queue, it does not make it sleep.
+"""anticheat/sched_idle.py on real processes: load makes a thread wait on the run queue, it does not make it sleep.
 
 Each child is a real Python process; the parent reads its threads' /proc/<pid>/task/*/schedstat as the engine's
 parent does. Busy loops pinned to every core make the load (like tests/test_timing_evidence.py's burners). On a
@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from multikernelbench.engine import sched_idle
-from multikernelbench.engine.clock_audit import Ask, AskLog, AuditConfig, audit
+from multikernelbench.anticheat import sched_idle
+from multikernelbench.anticheat.clock_audit import Ask, AskLog, AuditConfig, audit
 from multikernelbench.timing.loop import Phase
 
 pytestmark = pytest.mark.skipif(not sched_idle.available(), reason="no per-thread schedstat on this kernel")

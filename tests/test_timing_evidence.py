@@ -34,9 +34,9 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.anticheat.timing_records import MAX_FACTOR
 from multikernelbench.engine.candidates import Candidate, read_headers
 from multikernelbench.engine.config import EngineConfig, TimingConfig
-from multikernelbench.engine.host_load import MAX_FACTOR
 from multikernelbench.engine.runner import evaluate_candidates
 from multikernelbench.flags import FlagKind
 from multikernelbench.records import EvalResult, Status
@@ -178,7 +178,7 @@ def test_load_that_arrives_after_the_clean_calibration_convicts_no_honest_kernel
     took 28 ms, the candidate's and eager's alike, in both timings: ``cheat_detected`` ("work hidden in the
     renewal"). Here the same: a run calibrates the clean worker on a quiet host, busy loops start, and a second
     run with that calibration times the honest relu. The confirming timing recalibrates the clean worker beside
-    it (engine/clock_audit.py, "Against the clean worker"), so what load did to the renewal it did to both."""
+    it (anticheat/clock_audit.py, "Against the clean worker"), so what load did to the renewal it did to both."""
     from multikernelbench.engine.clean_reference import CleanReference
     from multikernelbench.engine.runner import Runner
 

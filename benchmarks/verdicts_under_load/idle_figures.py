@@ -1,4 +1,4 @@
-"""Idle figures (engine/sched_idle.py) of honest candidates and the sleeping-padding attack, beside pinned load.
+"""Idle figures (anticheat/sched_idle.py) of honest candidates and the sleeping-padding attack, beside pinned load.
 
 Prints, for every timing the engine audits (first, confirming and clean-worker timings alike), per callable:
 each interval's idle ms (wall - the worker threads' on-CPU + run-queue time - the parent's service time), the
@@ -38,29 +38,29 @@ def main() -> int:
     ap.add_argument("--detail", action="store_true", help="every sample's figures of each audited timing")
     args = ap.parse_args()
 
+    from multikernelbench.anticheat import timing_judge, timing_records
     from multikernelbench.anticheat.config import AntiCheatConfig
-    from multikernelbench.engine import timing_guard
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates
     from multikernelbench.tasks import load_suite
 
-    real = timing_guard.judge_timing
+    real = timing_judge.audit_clock
 
-    def traced(evidence, cfg):  # type: ignore[no-untyped-def]
-        found = real(evidence, cfg)
+    def traced(evidence):  # type: ignore[no-untyped-def]
+        found = real(evidence)
         for fn in evidence.fns:
             idles = [iv.idle_ms for iv in found.intervals if iv.fn == fn]
             shown = " ".join("-" if x is None else f"{x:.1f}" for x in idles)
             print(f"    audit {fn}: idle ms per sample [{shown}]", flush=True)
         if args.detail:  # every sample's figures, as tests/test_load_verdicts.py rebuilds them
-            from multikernelbench.engine.sched_idle import runnable_ms
+            from multikernelbench.anticheat.sched_idle import runnable_ms
             asks = evidence.log.asks
             n = {fn: 0 for fn in evidence.fns}
             for a, b in zip(asks, asks[1:], strict=False):
                 if a.phase.value != "sample":
                     continue
-                claimed = evidence.reply.series[a.fn][n[a.fn]] * a.calls
+                claimed = evidence.series[a.fn][n[a.fn]] * a.calls
                 n[a.fn] += 1
                 cpu = (b.cpu - a.cpu) * 1e3 if a.cpu is not None and b.cpu is not None else None
                 print(f"      ({a.fn!r}, {(b.t - a.t) * 1e3:.1f}, {claimed:.2f}, {cpu:.0f}, {a.served * 1e3:.1f}, "
@@ -72,21 +72,20 @@ def main() -> int:
         print(f"    findings: {[x.kind.value for x in found.found]}", flush=True)
         return found
 
-    from multikernelbench.engine.clock_records import AuditConfig
+    from multikernelbench.anticheat.clock_records import AuditConfig
     cfg_idle = AuditConfig().idle
-    timing_guard.judge_timing = traced
-    # the clean worker's timing is not audited by judge_timing: show its intervals too
-    from multikernelbench.engine import timing_guard as tg
-    real_from_reply = tg.CleanTiming.from_reply.__func__  # type: ignore[attr-defined]
+    timing_judge.audit_clock = traced
+    # the clean worker's timing is not audited by the judge: show its intervals too
+    real_from_samples = timing_records.CleanTiming.from_samples.__func__  # type: ignore[attr-defined]
 
-    def clean_from_reply(cls, log, reply, load=None):  # type: ignore[no-untyped-def]
-        from multikernelbench.engine.clock_audit import intervals
-        ivs, _ = intervals(log, reply.series, reply.calls, ["eager"])
+    def clean_from_samples(cls, log, stats, series, calls, load=None):  # type: ignore[no-untyped-def]
+        from multikernelbench.anticheat.clock_audit import intervals
+        ivs, _ = intervals(log, series, calls, ["eager"])
         shown = " ".join("-" if iv.idle_ms is None else f"{iv.idle_ms:.1f}" for iv in ivs)
         print(f"    clean eager: idle ms per sample [{shown}]", flush=True)
-        return real_from_reply(cls, log, reply, load)
+        return real_from_samples(cls, log, stats, series, calls, load)
 
-    tg.CleanTiming.from_reply = classmethod(clean_from_reply)  # type: ignore[method-assign,assignment]
+    timing_records.CleanTiming.from_samples = classmethod(clean_from_samples)  # type: ignore[method-assign,assignment]
 
     suite = {t.id: t for t in load_suite()}
     pick = {

@@ -26,7 +26,7 @@ class AntiCheatConfig:
     max_speedup: float = 1000.0
     #: A candidate time implying more than this fraction of the hardware roofline is impossible.
     max_roofline_fraction: float = 1.5
-    #: The parent's clock audit of every timing request (engine/clock_audit.py): work moved outside the timed
+    #: The parent's clock audit of every timing request (anticheat/clock_audit.py): work moved outside the timed
     #: call, requests out of the loop's order. Thresholds: max(floor, rel x the candidate's claimed sample time,
     #: sigmas x the clean worker's interval noise).
     clock_audit: bool = True

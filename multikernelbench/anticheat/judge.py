@@ -1,4 +1,5 @@
-"""Parent-side judgement of the evidence a worker reports, and of the measured numbers.
+"""Parent-side judgement of the evidence a worker reports (the timing's numbers are judged beside it, in
+anticheat/timing_judge.py).
 
 The evidence comes from a process that ran candidate code, so it can only ever *convict*: missing or
 malformed evidence where evidence is required is itself a finding, and nothing a worker reports can turn
@@ -102,14 +103,3 @@ def alias_findings(candidate_aliases: list[int], reference_aliases: list[int]) -
     if extra:
         return [f"output(s) {extra} share memory with an input (the reference returns fresh tensors)"]
     return []
-
-
-def timing_findings(speedup: float | None, roofline_fraction: float | None, cfg: AntiCheatConfig) -> list[str]:
-    out = []
-    if speedup is not None and speedup > cfg.max_speedup:
-        out.append(f"speedup {speedup:.0f}x over eager exceeds the sanity bound {cfg.max_speedup:g}x "
-                   "(measurement exploit suspected)")
-    if roofline_fraction is not None and roofline_fraction > cfg.max_roofline_fraction:
-        out.append(f"candidate time implies {roofline_fraction:.2f}x the hardware roofline "
-                   f"(bound {cfg.max_roofline_fraction:g}): faster than the hardware allows")
-    return out

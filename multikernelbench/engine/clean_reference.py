@@ -1,5 +1,5 @@
 """The clean reference of a run: per (task, shape, weight seed), the reference timed once by a worker that never
-loaded candidate code, and what its input renewals cost (engine/clock_audit.py judges every candidate's timing
+loaded candidate code, and what its input renewals cost (anticheat/clock_audit.py judges every candidate's timing
 against it). One computation per key however many lanes ask at once; a task's entries go when its last
 candidate is done.
 """

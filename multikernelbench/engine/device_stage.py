@@ -15,11 +15,13 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from multikernelbench.anticheat import judge
+from multikernelbench.anticheat.clock_audit import AskLog
+from multikernelbench.anticheat.sched_idle import read_snapshot
+from multikernelbench.anticheat.timing_judge import judge, recalibrated
+from multikernelbench.anticheat.timing_records import CleanTiming, TimingEvidence
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine import host_load
 from multikernelbench.engine.clean_reference import CleanReference
-from multikernelbench.engine.clock_audit import AskLog
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.device_trials import TrialSteps
@@ -28,17 +30,15 @@ from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_fo
 from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
-from multikernelbench.engine.sched_idle import read_snapshot
 from multikernelbench.engine.session import Verdict, WorkerSession
-from multikernelbench.engine.speedup_evidence import attach_interval
 from multikernelbench.engine.timed_outputs import logged, verify_timed
-from multikernelbench.engine.timing_guard import (
-    CleanTiming,
+from multikernelbench.engine.timing_verdict import (
     ClockRetry,
-    apply_clean_reference,
-    judge_clock,
-    recalibrated,
-    withhold_if_inconclusive,
+    apply_speed,
+    clean_timing,
+    enforce_bounds,
+    enforce_claim,
+    enforce_clock,
 )
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.flags import Flag, FlagKind
@@ -254,7 +254,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         self.trace(self.who, f"confirming timing with {quiet.label()}")
         with self.turns.exclusive(self):  # recalibrated beside it, while no process of this candidate runs
             before = self._time_clean(shape, seeds.weight) if self._clean_wanted() else None
-        # The confirming timing (engine/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
+        # The confirming timing (anticheat/clock_audit.py, "Confirmation"): the candidate loaded again in a fresh
         # worker, so whatever it did in the first one it must do again to be judged on it.
         session = self._session()
         with self.turns.shared():  # the same steps as in the first worker before its timing: the correctness trials
@@ -282,7 +282,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
               planner: FreshPlanner, confirming: bool = False, before: CleanTiming | None = None) -> None:
         """``confirming``: the audit is judged by the clean worker recalibrated ``before`` this timing and right
-        after it, with the candidate's worker stopped (:func:`~.timing_guard.recalibrated`)."""
+        after it, with the candidate's worker stopped (anticheat/timing_judge.py, ``recalibrated``)."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
         clean = self._clean_timing(shape, weight_seed)
@@ -302,16 +302,12 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                          "clean": clean.load.to_dict() if clean is not None and clean.load else None}
         out.timing_shape = dict(shape)
         stats = {name: TimingStats(**s) for name, s in reply.stats.items()}
-        claimed = sum(s.mean_ms * s.runs for s in stats.values())
-        if claimed > parent_wall_ms * 1.05 + 50:
-            raise Verdict(Status.CHEAT_DETECTED,
-                          f"timings claim {claimed:.0f} ms of work inside a {parent_wall_ms:.0f} ms request")
+        enforce_claim(stats, parent_wall_ms)
         if reply.fresh_calls:
             self.fresh_overhead_ms = reply.fresh_ms / reply.fresh_calls
             out.flags.append(Flag(FlagKind.FRESH_INPUTS,
                                   f"fresh inputs: {reply.fresh_calls} calls, {self.fresh_overhead_ms:.3f} ms "
                                   f"each outside the clock; {len(planner.checks)} timed calls verified"))
-        fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
         judged = clean
         if confirming and clean is not None:
             with session.worker.paused():
@@ -321,31 +317,26 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                                       f"clock audit: renewal judged against the clean worker recalibrated beside "
                                       f"this timing ({judged.baseline.per_call_ms:.3f} ms per call there, "
                                       f"{clean.baseline.per_call_ms:.3f} ms at the run's first calibration)"))
-        judge_clock(log, reply, fns, judged, cfg.anticheat, out,  # raises Verdict on work outside the clock
-                    min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES), confirming=confirming, load=load,
-                    cores=usable_cores())
+        fns = [Series.CANDIDATE, Series.EAGER] + ([Series.COMPILED] if compiled else [])
+        cand = stats.get(Series.CANDIDATE)
+        evidence = TimingEvidence(
+            log, stats, reply.series, reply.calls, fns, clean=clean, recalibrated=judged, cfg=cfg.anticheat,
+            parent_wall_ms=parent_wall_ms, min_samples=min(cfg.timing.max_runs, AUDIT_MIN_SAMPLES),
+            cores=usable_cores(), confirming=confirming, load=load, drift_bound=cfg.timing.drift_bound,
+            roofline_fraction=self._roofline(on_cpu, cand.median_ms) if cand is not None else None)
+        verdict = judge(evidence)  # every finding (anticheat/timing_judge.py); carried out in the order below
+        enforce_clock(verdict, out)  # raises Verdict on work outside the clock, ClockRetry on load-sensitive ones
         if cfg.check_timed_outputs:
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
-        cand = out.candidate_timing = stats[Series.CANDIDATE]
-        eager = out.eager_timing = stats[Series.EAGER]
-        out.compile_timing = stats.get(Series.COMPILED)
-        out.speedup = eager.median_ms / cand.median_ms
-        if out.compile_timing is not None:
-            out.speedup_compile = out.compile_timing.median_ms / cand.median_ms
-        ref_series, paired = apply_clean_reference(out, clean, cfg.anticheat, reply.series)
-        attach_interval(out, ref_series, reply.series.get(Series.CANDIDATE, []), paired=paired,
-                        drift_bound=cfg.timing.drift_bound)
-        withhold_if_inconclusive(out)
-        out.roofline_fraction = self._roofline(on_cpu, cand.median_ms)
+        apply_speed(evidence, verdict, out)
+        out.roofline_fraction = evidence.roofline_fraction
         if cfg.check_timed_outputs:
             self._judge_kernel(reply.evidence, "after timing, on fresh inputs")
-        found = judge.timing_findings(out.speedup, out.roofline_fraction, cfg.anticheat)
-        if found:
-            raise Verdict(Status.CHEAT_DETECTED, "; ".join(found))
+        enforce_bounds(verdict)
 
     def _ask_log(self, session: WorkerSession) -> AskLog:
         """A Time request's log; on a backend whose kernels run on the CPU it also carries the worker's CPU time
-        at each request (engine/clock_audit.py, "CPU time"). Not on GPU backends: a device sync's spin-wait
+        at each request (anticheat/clock_audit.py, "CPU time"). Not on GPU backends: a device sync's spin-wait
         burns CPU time for GPU work, and that side is not measured yet."""
         proc = session.worker.proc
         if self.backend.device_type != "cpu" or proc is None:
@@ -383,7 +374,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
                 what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
             log.close()
-            return CleanTiming.from_reply(log, reply, host_load.worst(load_before, host_load.sample()))
+            return clean_timing(log, reply, host_load.worst(load_before, host_load.sample()))
         except Verdict as v:
             return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
         finally:

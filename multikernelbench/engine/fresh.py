@@ -71,7 +71,7 @@ class FreshInputs(Fresh):
         self._ask = ask
         self._make = make
         #: Called before every renewal of a reference callable (not the candidate's): puts back the settings
-        #: that decide the reference's speed and says which had changed (engine/speed_state.py).
+        #: that decide the reference's speed and says which had changed (anticheat/speed_state.py).
         self._pin = pin
         self.state_changes: list[str] = []
         self.positions, self.edge = positions, edge
@@ -216,7 +216,7 @@ class FreshPlanner:
         if previous:
             # The reference's held outputs are sampled the same way (the worker drops their values): reading back a
             # sample costs a device sync and a copy, and the parent's clock audit compares the candidate's renewals
-            # with the reference's (engine/clock_audit.py). Measured on the H200 before: ~0.6 ms more per
+            # with the reference's (anticheat/clock_audit.py). Measured on the H200 before: ~0.6 ms more per
             # candidate sample, enough to flag an honest Numba kernel of 5.8 ms.
             final = ask.calls == 0
             wanted = self.rng.random() < self.cfg.verify_fraction

@@ -1,13 +1,14 @@
 """How busy the host was while a timing ran, read by the parent from /proc (issue #40).
 
-Why: the clock audit (engine/clock_audit.py) judges time the parent saw pass between a worker's requests.
+Why: the clock audit (anticheat/clock_audit.py) judges time the parent saw pass between a worker's requests.
 On an oversubscribed host every interval stretches: a waiting task gets ``cores / runnable`` of a core, so a
 systematic difference of an honest worker (its renewal runs after another callable's sample, with other caches
 and a still-spinning thread pool) grows by up to that factor. An honest relu was convicted on the 2-core dev
 host at load ~5 by a finding 5 % above its bound, and confirmed by a second timing under the same load. So
 each timing records the load it ran under (stored on the result: ``host_load``), a finding is re-timed at a
 quieter moment (:func:`wait_quieter`), and a finding made under oversubscription convicts only when it exceeds
-the bound scaled by :attr:`HostLoad.factor` (see engine/timing_guard.py).
+the bound scaled by :attr:`HostLoad.factor` (see anticheat/timing_judge.py; the record is
+anticheat/timing_records.py's, this module reads it).
 
 The readings: ``/proc/pressure/cpu`` (the share of the last 10 s in which some, or all, non-idle tasks waited
 for a core), ``procs_running`` of ``/proc/stat`` (runnable tasks now, the reader included) and the 1-minute
@@ -18,45 +19,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 
+from multikernelbench.anticheat.timing_records import HostLoad
 from multikernelbench.engine.build_gate import runnable_threads
 from multikernelbench.util.procs import usable_cores
-
-#: The factor never exceeds this: a candidate that starts busy threads of its own raises the host's load, and
-#: with it the bound it is judged by; capped, that buys it at most this factor (the README's limits).
-MAX_FACTOR = 4.0
-
-
-@dataclass(frozen=True)
-class HostLoad:
-    cores: int
-    procs_running: int | None  # runnable tasks when read (the reading process is one of them)
-    load1: float | None
-    psi_some_avg10: float | None  # percent
-    psi_full_avg10: float | None
-
-    @property
-    def runnable_others(self) -> float:
-        """Runnable tasks besides the reader: the larger of the instant count and the 1-minute average."""
-        now = (self.procs_running - 1) if self.procs_running is not None else 0
-        return float(max(now, self.load1 or 0.0))
-
-    @property
-    def factor(self) -> float:
-        """How much longer than on a quiet host an interval may take: runnable tasks per core, >= 1, capped."""
-        return min(MAX_FACTOR, max(1.0, self.runnable_others / max(1, self.cores)))
-
-    @property
-    def oversubscribed(self) -> bool:
-        return self.factor > 1.0
-
-    def to_dict(self) -> dict[str, float | int | None]:
-        return {**asdict(self), "factor": round(self.factor, 3)}
-
-    def label(self) -> str:
-        psi = f", cpu pressure {self.psi_some_avg10:.0f} %" if self.psi_some_avg10 is not None else ""
-        return f"{self.runnable_others:.1f} runnable on {self.cores} cores{psi}"
 
 
 def _read(path: str) -> str:

@@ -144,7 +144,7 @@ class Exit(Message):
 class FreshAsk(Message):
     """Worker -> parent: seeds for the next sample of ``fn`` (``calls`` of them; 0 at the end). ``phase`` is a
     :class:`multikernelbench.timing.loop.Phase` value: the parent stamps each request with its own clock and
-    audits the intervals between ``sample`` requests (engine/clock_audit.py)."""
+    audits the intervals between ``sample`` requests (anticheat/clock_audit.py)."""
 
     fn: str
     calls: int

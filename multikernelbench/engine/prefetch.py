@@ -8,7 +8,7 @@ set-up and the CUDA context (0.20 s context + 0.11 s first allocation in a fresh
 
 So while candidate N loads and runs its correctness checks, the lane starts candidate N+1's worker and has it
 create its device context (``Setup.warm_device``), and, when N+1's task has no clean-reference timing yet, the
-clean worker that will make it (engine/clock_audit.py: a worker that never loads candidate code). Only harness
+clean worker that will make it (anticheat/clock_audit.py: a worker that never loads candidate code). Only harness
 code runs there: N+1's own code is loaded in its turn, after N has ended, as without prefetching. A clean
 worker that turns out needless (another candidate of the task made the timing first) is ended with N+1's.
 

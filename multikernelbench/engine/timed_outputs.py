@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from multikernelbench.anticheat.clock_audit import AskLog
 from multikernelbench.engine.checking import compare_outputs, meta_mismatch
-from multikernelbench.engine.clock_audit import AskLog
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.messages import FreshAsk, FreshGrant, Timed
@@ -31,7 +31,7 @@ def logged(log: AskLog, planner: FreshPlanner) -> Callable[[FreshAsk, Any], Fres
     def answer(ask: FreshAsk, raws: Any = None) -> FreshGrant:
         log.record(ask)
         grant = planner.answer(ask, raws)
-        log.answered()  # the worker waited on this much of the parent (engine/sched_idle.py)
+        log.answered()  # the worker waited on this much of the parent (anticheat/sched_idle.py)
         return grant
 
     return answer

@@ -42,8 +42,8 @@ from multikernelbench.wire import CheckPayload, Evidence, Series, TimedPayload
 if TYPE_CHECKING:  # the worker imports these lazily (its start-up cost is every candidate's)
     from multikernelbench.anticheat.native_hooks import NativeSnapshot
     from multikernelbench.anticheat.runtime import DispatcherSnapshot, PatchSnapshot
+    from multikernelbench.anticheat.speed_state import SpeedState
     from multikernelbench.backends.base import Backend
-    from multikernelbench.engine.speed_state import SpeedState
     from multikernelbench.tasks.record import Task
 
 _perf_counter_ns = time.perf_counter_ns  # bound before candidate code can patch the time module
@@ -118,7 +118,7 @@ class WorkerState:
 
         if self.snapshot is not None:
             return
-        from multikernelbench.engine.speed_state import SpeedState
+        from multikernelbench.anticheat.speed_state import SpeedState
 
         self.speed_state = SpeedState.capture()
         self.dispatcher = runtime.DispatcherSnapshot()
@@ -232,8 +232,8 @@ class WorkerState:
         import torch
 
         from multikernelbench.anticheat import runtime
+        from multikernelbench.anticheat.speed_state import SpeedState
         from multikernelbench.engine.fresh import FreshInputs
-        from multikernelbench.engine.speed_state import SpeedState
         from multikernelbench.tasks.module import make_inputs
         from multikernelbench.timing.config import TimingConfig
         from multikernelbench.timing.loop import Phase

@@ -16,7 +16,7 @@ Callables take a slot index ``j`` (``fn(j)`` runs on the inputs in slot ``j`` an
 
 Each ``renew`` says which phase it belongs to (:class:`Phase`): the engine's parent timestamps every request
 for fresh inputs, and checks with its own clock that the wall time between two sample requests holds the
-sample the worker claims and little else (engine/clock_audit.py). The loop resolves ``renew``/``observe`` on
+sample the worker claims and little else (anticheat/clock_audit.py). The loop resolves ``renew``/``observe`` on
 the hook's class once, on entry, so an instance attribute set by candidate code cannot stand in for them.
 """
 
@@ -37,7 +37,7 @@ from multikernelbench.timing.stopping import PairRule, own_stop
 Fn = Callable[[int], Any]
 
 #: Every callable is sampled at least this often (or ``max_runs`` times when that is lower), whatever its
-#: budget: the parent's clock audit compares medians over rounds (engine/clock_audit.py), and a candidate that
+#: budget: the parent's clock audit compares medians over rounds (anticheat/clock_audit.py), and a candidate that
 #: spends its budget in the renewals must not be able to leave it one or two noisy rounds to judge.
 AUDIT_MIN_SAMPLES = 4
 

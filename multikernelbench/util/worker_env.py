@@ -59,7 +59,7 @@ def base_env(home: str | None = None, source: Mapping[str, str] | None = None) -
 #: own value passes through when set). libgomp's default, 300,000 spins (~10 ms of a core on current x86), made
 #: CPU time a function of the host's load: a thread waiting at a barrier for a descheduled partner spins its
 #: whole count, so beside busy loops an honest eager ``deep_mlp`` burned 62 ms of CPU per call against 13 ms
-#: on a quiet host (wall 82 ms against 6.5), and the clock audit's CPU-time evidence (engine/clock_audit.py)
+#: on a quiet host (wall 82 ms against 6.5), and the clock audit's CPU-time evidence (anticheat/clock_audit.py)
 #: convicted an honest OpenCL kernel on CI. At 10,000 the same call takes 18 ms of CPU beside the busy loops
 #: and the quiet figures do not move (benchmarks/verdicts_under_load/omp_spin_bench.py). Set in the worker's
 #: (and the zygote's) environment before torch loads libgomp: libgomp reads it once, at load.

@@ -41,7 +41,7 @@ callable's unexplained time per call in the candidate's worker (its lower quarti
 renewal cost calibrated in the clean worker (same shapes, same generator, no candidate code): a renewal that
 takes longer than the clean one by more than ``max(floor, rel * claimed, clean_slack * clean renewal)`` is a
 finding ("than the input renewal takes in the clean worker"), load-sensitive like the round differences. The
-confirming timing is judged by a calibration made beside it, before and after (engine/timing_guard.py,
+confirming timing is judged by a calibration made beside it, before and after (anticheat/timing_judge.py,
 ``recalibrated``): load that arrived after the run's first calibration lengthens every renewal of both callables.
 
 The noise of the round differences is the larger of the clean worker's and the spread of the differences
@@ -78,8 +78,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from multikernelbench.engine import sched_idle
-from multikernelbench.engine.clock_records import (
+from multikernelbench.anticheat import sched_idle
+from multikernelbench.anticheat.clock_records import (
     Ask,
     AskLog,
     Audit,
@@ -228,7 +228,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
 
 
 def _idle(result: Audit, by_fn: dict[str, list[Interval]], cfg: AuditConfig, read: bool) -> None:
-    """Time no thread of the worker could run, per reference callable (engine/sched_idle.py: load does not produce
+    """Time no thread of the worker could run, per reference callable (anticheat/sched_idle.py: load does not produce
     it). Not the candidate's: a sleep inside its timed call is its own time (claimed, it only slows it), and its
     own threads may start and end within a call (whose account then leaves with them).
     ``read``: the parent read the worker's schedstat; none came back (a kernel without it) is said, not judged."""

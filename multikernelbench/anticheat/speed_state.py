@@ -9,7 +9,7 @@ before every reference or ``torch.compile``-baseline sample puts them back (:met
 whatever it had to put back is evidence the parent turns into ``cheat_detected``.
 
 What this cannot do: a native thread that keeps resetting a setting between the restore and the sample
-still slows the reference. That is what the parent's clean reference (engine/clock_audit.py) is for.
+still slows the reference. That is what the parent's clean reference (anticheat/clock_audit.py) is for.
 Functions are bound at import, before candidate code can replace them.
 """
 

@@ -1,6 +1,7 @@
-"""The records of the parent's clock audit (engine/clock_audit.py): what the parent logged of one Time request,
-the intervals it pairs, the clean worker's calibration and the audit's outcome. Their own module so the audit's
-judgments stay readable; engine/clock_audit.py re-exports them, and its docstring says what each figure means."""
+"""The records of the parent's clock audit (anticheat/clock_audit.py): what the parent logged of one Time request,
+the intervals it pairs, the clean worker's calibration, the typed findings of every timing judge
+(anticheat/timing_judge.py) and the audit's outcome. Their own module so the audit's judgments stay readable;
+anticheat/clock_audit.py re-exports them, and its docstring says what each figure means."""
 
 from __future__ import annotations
 
@@ -9,10 +10,23 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
-from multikernelbench.engine.messages import FreshAsk
-from multikernelbench.engine.sched_idle import IdleConfig, IdleFigures, SchedSnapshot
+from multikernelbench.anticheat.sched_idle import IdleConfig, IdleFigures, SchedSnapshot
+from multikernelbench.flags import FlagKind
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
+
+
+class FreshRequest(Protocol):
+    """What the parent reads of a worker's request for fresh inputs (engine/messages.py's ``FreshAsk``): named
+    here by its fields so that the judges need no import of the engine above them."""
+
+    @property
+    def fn(self) -> str: ...
+    @property
+    def calls(self) -> int: ...
+    @property
+    def phase(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -22,9 +36,9 @@ class Ask:
     phase: Phase
     t: float  # the parent's perf_counter when the request arrived (seconds)
     cpu: float | None = None  # the worker's CPU seconds then, read by the parent from /proc ("CPU time" below)
-    sched: SchedSnapshot | None = None  # the worker's threads' schedstat then (engine/sched_idle.py)
+    sched: SchedSnapshot | None = None  # the worker's threads' schedstat then (anticheat/sched_idle.py)
     served: float = 0.0  # seconds the parent took from the arrival to its answer (the worker blocked on it)
-    #: The parent's own threads' schedstat when its answer was ready (engine/sched_idle.py: from then to the next
+    #: The parent's own threads' schedstat when its answer was ready (anticheat/sched_idle.py: from then to the next
     #: request's arrival, the worker waits on the parent only while a parent thread is runnable).
     own_answered: SchedSnapshot | None = None
     own_arrival: SchedSnapshot | None = None  # ... and when this request arrived
@@ -37,17 +51,17 @@ class AskLog:
     clock: Callable[[], float] = time.perf_counter
     asks: list[Ask] = field(default_factory=list)
     end: float | None = None  # when the final reply arrived
-    #: The worker's CPU seconds (engine/clock_audit.py, "CPU time"); None: not read.
+    #: The worker's CPU seconds (anticheat/clock_audit.py, "CPU time"); None: not read.
     cpu_clock: Callable[[], float | None] | None = None
     end_cpu: float | None = None
-    #: The worker's threads' schedstat (engine/sched_idle.py); None: not read.
+    #: The worker's threads' schedstat (anticheat/sched_idle.py); None: not read.
     sched_clock: Callable[[], SchedSnapshot | None] | None = None
     end_sched: SchedSnapshot | None = None
     #: The parent's own threads' schedstat (read with ``sched_clock``); None: not read.
     own_clock: Callable[[], SchedSnapshot | None] | None = None
     end_own: SchedSnapshot | None = None
 
-    def record(self, ask: FreshAsk) -> None:
+    def record(self, ask: FreshRequest) -> None:
         try:
             phase = Phase(ask.phase)
         except ValueError:
@@ -83,7 +97,7 @@ class Interval:
     wall_ms: float
     claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
     cpu_ms: float | None = None  # the worker's CPU time over the interval (its request to the next one)
-    idle_ms: float | None = None  # time no worker thread could run, service excluded (engine/sched_idle.py)
+    idle_ms: float | None = None  # time no worker thread could run, service excluded (anticheat/sched_idle.py)
 
     @property
     def unexplained_ms(self) -> float:
@@ -108,7 +122,7 @@ class AuditConfig:
     #: than the harness takes is a protocol finding (``min_samples`` of :func:`audit`).
     min_rounds: int = AUDIT_MIN_SAMPLES
     #: A callable's renewal in the candidate's worker may take this fraction longer than the clean worker's
-    #: (another process, another moment; the sample before it differs). Load beyond it: engine/host_load.py.
+    #: (another process, another moment; the sample before it differs). Load beyond it: anticheat/timing_records.py: HostLoad.
     clean_slack: float = 0.5
     #: CPU time ("CPU time" in the module docstring): what the clock's ticks (10 ms on Linux) and an OpenMP
     #: pool's spinning can add to an honest sample, and the fraction of the compared CPU time allowed on top.
@@ -116,7 +130,7 @@ class AuditConfig:
     cpu_slack: float = 0.5
     #: The cores the worker may run on: a timed call of ``claimed`` ms cannot use more than ``cores`` x that.
     cores: int = 1
-    #: The idle audit (engine/sched_idle.py): time no worker thread could run, which load does not produce.
+    #: The idle audit (anticheat/sched_idle.py): time no worker thread could run, which load does not produce.
     idle: IdleConfig = field(default_factory=IdleConfig)
 
 
@@ -159,7 +173,9 @@ class CleanBaseline:
 
 
 class FindingKind(enum.Enum):
-    """What the parent's clock saw (engine/clock_audit.py's module docstring names each)."""
+    """What a timing judge found (anticheat/timing_judge.py returns every kind). The parent's clock: its kinds
+    from PROTOCOL to IDLE (anticheat/clock_audit.py's module docstring names each); the rest judge the request's
+    wall time, the reference's speed and the speedup."""
 
     PROTOCOL = "protocol"  # requests out of the loop's order, or not matching the samples reported
     OVERLAP = "overlap"  # a sample claims more than the wall time between its request and the next one
@@ -167,7 +183,15 @@ class FindingKind(enum.Enum):
     REFERENCE_TURN = "reference_turn"  # ... or the reference's longer than the candidate's
     OVER_CLEAN = "over_clean"  # a callable's renewals take longer than the clean worker's
     CPU_TIME = "cpu_time"  # the worker's CPU time around a callable's samples beyond what it can explain
-    IDLE = "idle"  # no thread of the worker runnable around a callable's samples: it slept (engine/sched_idle.py)
+    IDLE = "idle"  # no thread of the worker runnable around a callable's samples: it slept (anticheat/sched_idle.py)
+    CLAIMED = "claimed"  # the samples claim more work than the request's wall time holds (the parent's stopwatch)
+    SPEEDUP_BOUND = "speedup_bound"  # the speedup over eager passes the sanity bound
+    ROOFLINE_BOUND = "roofline_bound"  # the candidate's time is faster than the hardware's roofline
+    # Notes: flagged on the result, never a conviction.
+    NO_CLEAN_REFERENCE = "no_clean_reference"  # the clean worker gave no reference timing: nothing cross-checked
+    REFERENCE_SLOWED = "reference_slowed"  # the reference ran markedly slower in the candidate's worker
+    REFERENCE_DRIFT = "reference_drift"  # the reference moved between the halves of its samples
+    IDLE_AUDIT_OFF = "idle_audit_off"  # the worker's schedstat could not be read: no idle audit this timing
 
 
 #: Kinds a burst of host load can also produce: they convict only when a second timing has them too.
@@ -175,6 +199,15 @@ LOAD_SENSITIVE = frozenset({FindingKind.OUTSIDE_CALL, FindingKind.REFERENCE_TURN
                             FindingKind.CPU_TIME, FindingKind.IDLE})
 #: Load-sensitive kinds that load does not excuse (descheduling adds wall time, little CPU time, no sleep).
 NOT_EXCUSED_BY_LOAD = frozenset({FindingKind.CPU_TIME, FindingKind.IDLE})
+#: The parent's clock's kinds (anticheat/clock_audit.py): what decides a retry, a conviction or "inconclusive".
+CLOCK_KINDS = frozenset({FindingKind.PROTOCOL, FindingKind.OVERLAP}) | LOAD_SENSITIVE
+#: The sanity bounds on the speedup and the roofline: they convict after the outputs of the timed calls passed.
+BOUND_KINDS = frozenset({FindingKind.SPEEDUP_BOUND, FindingKind.ROOFLINE_BOUND})
+#: The notes, and the kind of flag each becomes on the result (the same text).
+NOTE_FLAGS = {FindingKind.NO_CLEAN_REFERENCE: FlagKind.NO_CLEAN_REFERENCE,
+              FindingKind.REFERENCE_SLOWED: FlagKind.REFERENCE_SLOWED,
+              FindingKind.REFERENCE_DRIFT: FlagKind.REFERENCE_DRIFT,
+              FindingKind.IDLE_AUDIT_OFF: FlagKind.IDLE_AUDIT_OFF}
 
 
 @dataclass(frozen=True)
@@ -183,7 +216,7 @@ class Finding:
     text: str
     #: Load-sensitive kinds: the excess over the bound the finding would have had on a quiet host (no noise
     #: term). A host ``f`` times oversubscribed can stretch an honest systematic difference about ``f`` times,
-    #: so under load only a finding with a margin above ``f`` convicts (engine/timing_guard.py).
+    #: so under load only a finding with a margin above ``f`` convicts (anticheat/timing_judge.py).
     margin: float = 0.0
 
     @property
@@ -204,7 +237,7 @@ class Audit:
     outside_ms: float | None = None  # the candidate's excess unexplained time per call (within the worker)
     #: Per callable, its median unexplained time per call minus the clean worker's renewal (ms).
     over_clean_ms: dict[str, float] = field(default_factory=dict)
-    #: Per callable, its idle figures (engine/sched_idle.py); empty when the kernel keeps no schedstat.
+    #: Per callable, its idle figures (anticheat/sched_idle.py); empty when the kernel keeps no schedstat.
     idle: list[IdleFigures] = field(default_factory=list)
     idle_off: str = ""  # why the idle audit judged nothing though the parent tried to read schedstat
 
