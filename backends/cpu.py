@@ -120,7 +120,7 @@ class CpuBackend(Backend):
             # No relocation to a shared cache (cache=False): the own-extension probe recognises the
             # candidate's kernels by their path under its build folder.
             self._builder = FastExtensionBuilder(self.pch_root(), pch=True, cache=False, split_nvcc=False,
-                                                 pch_root=self.pch_root())
+                                                 light_headers=False, pch_root=self.pch_root())
             self._builder.install()
         return super().load(source, Path(build_dir))
 

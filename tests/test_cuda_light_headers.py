@@ -28,8 +28,7 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.backends.extbuild import light_headers as lh
-from multikernelbench.backends.extbuild import nvcc_light, nvcc_split
-from multikernelbench.backends.extbuild.cuda_build import light_headers_in_ninja, split_nvcc_in_ninja
+from multikernelbench.backends.extbuild import nvcc_driver, nvcc_light, nvcc_split
 
 REPO = Path(__file__).resolve().parent.parent
 NVCC = shutil.which("nvcc")
@@ -112,18 +111,26 @@ def test_strip_comments_and_strings():
     assert "py" not in code and "torch" not in code and code.split() == ["a", "b", "c", '""', '""', "d"]
 
 
-def test_ninja_nvcc_gets_the_light_driver_around_the_split_one(tmp_path):
-    ninja = tmp_path / "build.ninja"
-    ninja.write_text("ninja_required_version = 1.3\nnvcc = /usr/local/cuda/bin/nvcc\ncuda_cflags = -O3\n")
-    assert split_nvcc_in_ninja(ninja)
-    assert light_headers_in_ninja(ninja, tmp_path / "light", tmp_path / "report.jsonl", tmp_path / "shared")
-    line = next(ln for ln in ninja.read_text().splitlines() if ln.startswith("nvcc = "))
-    words = line.split()
-    assert words[3].endswith("nvcc_light.py") and "--" in words
-    after = words[words.index("--") + 1:]
-    assert after[1].endswith("nvcc_split.py") and after[2] == "/usr/local/cuda/bin/nvcc"
-    assert words[words.index("--nvcc-words") + 1] == "3" and words[words.index("--shared") + 1].endswith("shared")
-    assert not light_headers_in_ninja(ninja, tmp_path / "light", tmp_path / "report.jsonl")  # once only
+def test_the_driver_puts_the_light_driver_around_the_split_one(tmp_path):
+    """What a build's ``nvcc`` (``PYTORCH_NVCC``: backends/extbuild/nvcc_driver.py) runs for one compile: the
+    light driver outermost, its stock command the split driver around nvcc, the reports in the build folder."""
+    opts = nvcc_driver.DriverOptions(split=True, light=True, shim=tmp_path / "inc", cache=tmp_path / "light",
+                                     shared=tmp_path / "shared")
+    cmd = nvcc_driver.command(opts, ["/usr/local/cuda/bin/nvcc"], ["-O3", "-c", "/b/cuda.cu", "-o", "cuda.cuda.o"])
+    assert cmd[1].endswith("nvcc_light.py") and "--" in cmd
+    inner = cmd[cmd.index("--") + 1:]
+    assert inner[1].endswith("nvcc_split.py") and inner[2] == "/usr/local/cuda/bin/nvcc"
+    assert inner[3:] == ["-O3", "-c", "/b/cuda.cu", "-o", "cuda.cuda.o"]
+    assert cmd[cmd.index("--nvcc-words") + 1] == "3" and cmd[cmd.index("--shared") + 1].endswith("shared")
+    assert Path(cmd[cmd.index("--report") + 1]) == Path.cwd() / nvcc_driver.HEADER_REPORT
+    # The options round-trip through the one line torch writes into build.ninja.
+    line = opts.env_value(["/usr/local/cuda/bin/nvcc"])
+    import shlex
+
+    words = shlex.split(line)
+    assert words[1].endswith("nvcc_driver.py")
+    assert nvcc_driver.DriverOptions.parse(words[2:]) == (opts, ["/usr/local/cuda/bin/nvcc"])
+    assert nvcc_driver.underlying(words) == ["/usr/local/cuda/bin/nvcc"]
 
 
 def test_analysis_flags_drop_what_differs_per_build():
@@ -204,14 +211,16 @@ def compiled(tmp_path_factory):
         cu = work / name / "cuda.cu"  # load_inline's name: nvcc's module id (and the host prefix) holds it
         cu.parent.mkdir()
         cu.write_text(text)
-        report = work / f"{name}.jsonl"
-        # Around the split driver, as a run's build.ninja has it: the light object is then also the stock-split
-        # build that test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix compares with
-        # (one nvcc compile, ~36 CPU-s, instead of two).
-        res = _run([sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache",
-                    str(work / "analysis"), "--report", str(report), "--nvcc-words", "3", "--",
-                    *_split_command(work / "stub"), "-c", str(cu), "-o", str(work / f"{name}.o")])
-        out[name] = (res, json.loads(report.read_text().splitlines()[-1]), work / f"{name}.o")
+        obj = cu.parent / "cuda.cuda.o"
+        # Through the driver a run's build.ninja names (PYTORCH_NVCC): the light driver around the split one.
+        # The light object is then also the stock-split build that
+        # test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix compares with (one nvcc
+        # compile, ~36 CPU-s, instead of two).
+        opts = nvcc_driver.DriverOptions(split=True, light=True, shim=work / "shim", cache=work / "analysis")
+        res = _run([sys.executable, nvcc_driver.__file__, *opts.argv(), "--", NVCC, *_flags(work / "stub"),
+                    "-c", str(cu), "-o", str(obj)])
+        report = cu.parent / nvcc_driver.HEADER_REPORT  # beside the compile's output, as in a build folder
+        out[name] = (res, json.loads(report.read_text().splitlines()[-1]), obj)
     return out
 
 
@@ -267,7 +276,7 @@ def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(t
 
     res, row, without = compiled["light"]
     assert res.returncode == 0 and row["path"] == "light", row
-    work = without.parent
+    work = without.parent.parent  # the fixture's work folder (objects are in <work>/<name>/)
     shim = ["-I", str(work / "shim")]  # where the light path's <torch/extension.h> is (nvcc_light appends it)
     root, probe = tmp_path / "host", tmp_path / "probe"
     probe.mkdir()
@@ -293,7 +302,7 @@ def test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix(t
 def test_a_compile_error_is_stocks_error(tmp_path, compiled):
     """A ``.cu`` that fails both ways ends with stock's messages and status (a missing header: both attempts
     stop in the preprocessor, seconds each; the analysis is cached by now)."""
-    work = compiled["light"][2].parent
+    work = compiled["light"][2].parent.parent
     cu = tmp_path / "bad.cu"
     cu.write_text(PRELUDE + "#include <mkb/no_such_header.h>\n")
     report = tmp_path / "r.jsonl"
@@ -322,7 +331,7 @@ SILENT_CHANGES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SILENT_CHANGES))
 def test_real_header_difference_catches_silent_changes(compiled, case):
-    analysis = next((compiled["light"][2].parent / "analysis").glob("*.json"))
+    analysis = next((compiled["light"][2].parent.parent / "analysis").glob("*.json"))
     d = lh.HeaderDiff.from_json(analysis.read_text())
     assert lh.light_hazards(PRELUDE + RELU_LIKE, d) == []  # the plain case still goes light
     assert lh.light_hazards(PRELUDE + RELU_LIKE + SILENT_CHANGES[case], d), case
@@ -376,7 +385,7 @@ def test_a_light_compile_started_before_the_analysis_stops_when_it_finds_a_hazar
     pybind11's), so the light compile is stopped, every compiler of it (through the
     split driver, whose chains run in process groups of their own), and the stock build decides: here the
     ``#error`` its branch holds, while the light build would have compiled."""
-    work = compiled["light"][2].parent
+    work = compiled["light"][2].parent.parent
     cu = tmp_path / "hazard.cu"
     cu.write_text(PRELUDE + RELU_LIKE + "#ifdef FORWARD_HAS_DEFAULT_ARGS\n#error mkb-stock-branch\n#endif\n")
     report = tmp_path / "r.jsonl"

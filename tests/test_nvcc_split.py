@@ -7,6 +7,7 @@ step aside (plain nvcc) for layouts it does not handle."""
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from multikernelbench.backends.extbuild import nvcc_split
-from multikernelbench.backends.extbuild.cuda_build import split_nvcc_in_ninja
+from multikernelbench.backends.extbuild import nvcc_driver, nvcc_split
 
 NVCC = shutil.which("nvcc")
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
@@ -90,32 +90,42 @@ def test_unhandled_layout_runs_plain_nvcc(tmp_path):
     assert ids and not any(i.endswith(b"_mkb") for i in ids)  # nvcc's own id: the split stepped aside
 
 
-def test_ninja_rewrite_only_touches_a_bare_nvcc(tmp_path):
-    ninja = tmp_path / "build.ninja"
-    ninja.write_text("ninja_required_version = 1.3\ncxx = c++\nnvcc = /usr/local/cuda/bin/nvcc\n"
-                     "rule cuda_compile\n  command = $nvcc $cuda_cflags -c $in -o $out\n")
-    assert split_nvcc_in_ninja(ninja)
-    line = [ln for ln in ninja.read_text().splitlines() if ln.startswith("nvcc = ")][0]
-    assert line.endswith(f"{nvcc_split.__file__} /usr/local/cuda/bin/nvcc")
-    assert "command = $nvcc $cuda_cflags" in ninja.read_text()
-    wrapped = tmp_path / "wrapped.ninja"
-    wrapped.write_text("nvcc = ccache /usr/local/cuda/bin/nvcc\n")
-    assert not split_nvcc_in_ninja(wrapped)
-    assert wrapped.read_text() == "nvcc = ccache /usr/local/cuda/bin/nvcc\n"
+def test_the_split_wraps_only_a_bare_nvcc():
+    """The driver's split step (backends/extbuild/nvcc_driver.py) goes around nvcc itself; a ``ccache nvcc`` a user
+    put in ``PYTORCH_NVCC`` is run as it is (the light step, which any compiler command suits, still applies)."""
+    opts = nvcc_driver.DriverOptions(split=True)
+    args = ["-O3", "-c", "/b/k.cu", "-o", "/b/k.o"]
+    cmd = nvcc_driver.command(opts, ["/usr/local/cuda/bin/nvcc"], args)
+    assert cmd[1] == nvcc_split.__file__ and cmd[2:] == ["/usr/local/cuda/bin/nvcc", *args]
+    assert nvcc_driver.command(opts, ["ccache", "/usr/local/cuda/bin/nvcc"], args) == \
+        ["ccache", "/usr/local/cuda/bin/nvcc", *args]
+    assert nvcc_driver.split_command(["ccache", "/usr/local/cuda/bin/nvcc", *args]) == \
+        (["ccache", "/usr/local/cuda/bin/nvcc"], args)
 
 
-def test_torch_written_ninja_file_gets_the_split(tmp_path, monkeypatch):
-    """The build.ninja that this torch's load_inline writes for a .cu source has the ``nvcc = <path>`` line
-    the rewrite expects (a torch that changes its layout fails here, not silently on the device)."""
+def test_torch_written_ninja_file_enters_the_driver(tmp_path, monkeypatch):
+    """The build.ninja this torch's load_inline writes, in a process where the builder is installed, runs the
+    driver as its ``nvcc`` (torch reads ``PYTORCH_NVCC`` when it writes the file: a torch that stops doing so fails
+    here, not silently on the device), and the driver's compile of a .cu is the split one."""
     import inspect
 
     import torch.utils.cpp_extension as ce
 
-    monkeypatch.delenv("PYTORCH_NVCC", raising=False)
+    from multikernelbench.backends.extbuild.cuda_build import FastExtensionBuilder
+
+    monkeypatch.setenv("PYTORCH_NVCC", "")  # recorded as unset, so that the undo removes what install() sets
+    monkeypatch.delenv("PYTORCH_NVCC")
     if not ce.CUDA_HOME:  # a CPU build of torch finds no CUDA_HOME at import; nvcc's own folder is it
         monkeypatch.setattr(ce, "CUDA_HOME", str(Path(NVCC).resolve().parent.parent))
     monkeypatch.setenv("TORCH_NO_COMPILER_WRAPPER", "1")  # a ccache on PATH would wrap nvcc (left alone)
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
+    monkeypatch.setattr(ce, "load_inline", ce.load_inline)  # install() replaces these two: undone after the test
+    monkeypatch.setattr(ce, "_run_ninja_build", ce._run_ninja_build)
+    FastExtensionBuilder(tmp_path / "cache", light_headers=False).install()
+    line = nvcc_driver.DriverOptions(split=True).env_value([ce._join_cuda_home("bin", "nvcc")])
+    import os
+
+    assert os.environ["PYTORCH_NVCC"] == line
     (tmp_path / "k.cu").write_text(SRC)
     (tmp_path / "main.cpp").write_text("int main_stub;\n")
     params = inspect.signature(ce._write_ninja_file_to_build_library).parameters
@@ -124,9 +134,12 @@ def test_torch_written_ninja_file_gets_the_split(tmp_path, monkeypatch):
                  extra_ldflags=[], extra_include_paths=[], with_cuda=True, with_sycl=False, is_standalone=False)
     ce._write_ninja_file_to_build_library(**{k: v for k, v in given.items() if k in params})
     text = (tmp_path / "build.ninja").read_text()
-    assert split_nvcc_in_ninja(tmp_path / "build.ninja"), text
-    new = (tmp_path / "build.ninja").read_text()
-    assert nvcc_split.__file__ in new and "command = $nvcc" in new
+    assert f"nvcc = {line}\n" in text and "command = $nvcc" in text, text
+    # What ninja runs for the .cu: the driver, which runs the split (no GPU needed to compile).
+    res = subprocess.run([*shlex.split(line), *FLAGS, "-c", "k.cu", "-o", "k.o"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert any(i.endswith(b"_mkb") for i in _anon_ids(tmp_path / "k.o"))  # the split's module id
 
 
 @pytest.mark.slow

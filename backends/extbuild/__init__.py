@@ -1,6 +1,7 @@
 """Faster torch-extension builds, shared by the ``cpu`` and ``cuda`` backends: one package, two sides.
 
-Why a package: these speed-ups patch torch's loader at a few points and rewrite the ``build.ninja`` it writes;
+Why a package: these speed-ups patch torch's loader at a few points, enter its nvcc through ``PYTORCH_NVCC`` and
+add the precompiled header to the ``build.ninja`` it writes;
 kept together, what runs where (and with whose rights) is visible in one place.
 
 **Trusted side** -- makes per-machine artefacts once, in the harness's own processes, never with candidate code:
@@ -13,7 +14,10 @@ kept together, what runs where (and with whose rights) is visible in one place.
 **Per-build side** -- runs inside a candidate's sandboxed compile worker, reading the artefacts above:
 
 * :mod:`.cuda_build` -- :class:`~.cuda_build.FastExtensionBuilder`, installed into torch's loader: content-keyed
-  build cache, ``-include`` of the precompiled header, the ninja rewrites that enter the drivers below;
+  build cache, ``-include`` of the precompiled header (:class:`~.cuda_build.MainPchStep`), and ``PYTORCH_NVCC`` set to
+  the one nvcc driver;
+* :mod:`.nvcc_driver` -- what a build's nvcc is: each speed-up of the ``.cu`` compile a step (``applies``,
+  ``apply``) around nvcc;
 * :mod:`.nvcc_split` -- nvcc's device and host halves as separate ninja steps (the host half with the prefix);
 * :mod:`.nvcc_light` and :mod:`.light_headers` -- a ``.cu`` read with ``<torch/types.h>`` where that keeps its
   meaning;

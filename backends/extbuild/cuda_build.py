@@ -35,6 +35,11 @@ module exactly as stock, and change only how the build is carried out:
   set (the split driver derives the module id from the flags); the warmer precompiles it once and each build
   whose output starts with exactly that text includes it (same object, ~3 s instead of ~12 s).
 
+How they enter: the ``.cu`` speed-ups (split, light headers, host prefix) through ``PYTORCH_NVCC``, the variable torch
+reads when it writes build.ninja (:mod:`multikernelbench.backends.extbuild.nvcc_driver`, one step each); the
+``main.cpp`` precompiled header as the one build.ninja edit left (:class:`MainPchStep`), since torch's ``cxx``
+also links. Each is a step with ``applies()`` and ``apply()``.
+
 nvcc itself has no precompiled headers (cudafe++'s and cicc's EDG ones crash on use), so the .cu's own front-end
 passes (cudafe++, cicc) still read the torch headers the candidate includes. A fork server that shared their
 parse of the prelude was built and removed (no end-to-end gain on the H200, and a confused deputy: see
@@ -49,16 +54,17 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends.extbuild import warm_wait
+from multikernelbench.backends.extbuild import nvcc_driver, warm_wait
 from multikernelbench.util.filelock import file_lock
 
-RECIPE_VERSION = "mkb-cuda-build-4"  # 4: module id from the flags, precompiled host prefix
+RECIPE_VERSION = "mkb-cuda-build-5"  # 4: module id from the flags, precompiled host prefix; 5: PYTORCH_NVCC driver
 _PCH_HEADER = "mkb_torch_extension_pch.h"
 _PCH_GCH = _PCH_HEADER + ".gch"  # GCC uses the .gch beside the header it is asked to include
 #: How long a build's main.cpp compile waits for a PCH the warmer is making right now. Making the PCH takes
@@ -78,42 +84,43 @@ def _ninja_vars(text: str) -> dict[str, str]:
     return out
 
 
-def light_headers_in_ninja(ninja: Path, light_root: Path, report: Path, shared: Path | None = None,
-                           shim: Path | None = None, ahead: bool = True) -> bool:
-    """Point build.ninja's ``nvcc`` (whatever it is by now: nvcc, or the split driver around it) at
-    :mod:`multikernelbench.backends.extbuild.nvcc_light`: the ``.cu`` is compiled with ``<torch/extension.h>`` read as
-    ``<torch/types.h>`` when that is safe and compiles, else stock, within the same ninja edge. ``shim``: the
-    folder of the one-line header (default ``light_root/include``); the warmer's shared one keeps every
-    build's flags identical, which the precompiled host prefix (:mod:`host_pch`) needs."""
-    text = ninja.read_text()
-    m = re.search(r"^nvcc = (.+)$", text, flags=re.M)
-    if not m or "nvcc_light.py" in m.group(1):
-        return False
-    words = shlex.split(m.group(1))
-    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_light.py")),
-                         "--shim", str(shim or light_root / "include"), "--cache", str(light_root / "analysis"),
-                         "--report", str(report), "--nvcc-words", str(len(words))]
-                        + (["--shared", str(shared)] if shared else []) + ([] if ahead else ["--no-ahead"]) + ["--"])
-    ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
-    return True
+def nvcc_command() -> list[str]:
+    """The nvcc a build would run without this builder: torch's own choice (``CUDA_HOME/bin/nvcc``), or the
+    command a user put in ``PYTORCH_NVCC`` before (a ``ccache nvcc``), which the driver then wraps."""
+    import torch.utils.cpp_extension as ce
+
+    own = os.environ.get("PYTORCH_NVCC", "")
+    if own:
+        return nvcc_driver.underlying(shlex.split(own))
+    try:
+        nvcc = ce._join_cuda_home("bin", "nvcc")
+    except OSError:  # no CUDA_HOME found at torch's import (a CPU build of torch): nvcc from PATH
+        nvcc = shutil.which("nvcc") or "nvcc"
+    wrap = getattr(ce, "_wrap_compiler", None)  # torch >= 2.12 puts a ccache it finds in front, as here
+    return list(wrap(nvcc)) if wrap else [nvcc]
 
 
-def split_nvcc_in_ninja(ninja: Path, host_pch: Path | None = None, report: Path | None = None) -> bool:
-    """Point build.ninja's ``nvcc`` at :mod:`multikernelbench.backends.extbuild.nvcc_split` (same commands, host and
-    device halves side by side). Only a bare nvcc path is rewritten; a ccache-style wrapper is left alone.
-    ``host_pch``: the warmer's folder of precompiled host prefixes (:mod:`host_pch`); ``report``: where the
-    driver notes whether the final compile used one."""
-    text = ninja.read_text()
-    m = re.search(r"^nvcc = (\S+)$", text, flags=re.M)
-    if not m or os.path.basename(shlex.split(m.group(1))[0]) != "nvcc":
-        return False
-    # Run as a script, not ``-m``: the package's __init__ imports torch (~2 s per nvcc call), the driver
-    # needs only the standard library.
-    driver = shlex.join([sys.executable, str(Path(__file__).with_name("nvcc_split.py"))]
-                        + (["--host-pch", str(host_pch)] if host_pch else [])
-                        + (["--report", str(report)] if report and host_pch else []))
-    ninja.write_text(text[:m.start()] + f"nvcc = {driver} {m.group(1)}" + text[m.end():])
-    return True
+def wants_pch(ninja_text: str) -> bool:
+    """A build that compiles a ``main.cpp`` and does not include a precompiled header yet."""
+    has_main = "main.o: compile" in ninja_text or re.search(r"build \S+\.o: compile \S+main\.cpp", ninja_text)
+    return bool(has_main) and _PCH_HEADER not in ninja_text
+
+
+class MainPchStep:
+    """The precompiled ``torch/extension.h`` force-included into ``main.cpp``'s compile: the one speed-up that
+    still edits build.ninja (its ``cflags``), since g++ is torch's ``cxx`` for the link too. ``applies``: the
+    build compiles a ``main.cpp`` and has no PCH yet; ``apply``: :meth:`FastExtensionBuilder._add_pch`."""
+
+    name = "main_pch"
+
+    def applies(self, builder: FastExtensionBuilder, build_dir: Path) -> bool:
+        return builder.pch and wants_pch((build_dir / "build.ninja").read_text())
+
+    def apply(self, builder: FastExtensionBuilder, build_dir: Path) -> None:
+        try:
+            builder._add_pch(build_dir)
+        except Exception as exc:  # noqa: BLE001 - never fail a build because the PCH could not be made
+            builder.log.append({"pch_error": repr(exc)[:500]})
 
 
 def _drop_stale_baton(build_dir: Path) -> None:
@@ -128,10 +135,10 @@ def _drop_stale_baton(build_dir: Path) -> None:
 class FastExtensionBuilder:
     """Installs the wrappers (see module docstring). Call :meth:`install` once per worker process."""
 
-    #: Where the nvcc_light driver writes which header path each ``.cu`` took (one JSON line per compile).
-    HEADER_REPORT = "mkb_cuda_headers.jsonl"
-    #: Where the nvcc_split driver notes whether the final host compile used the precompiled prefix.
-    HOST_PCH_REPORT = "mkb_cuda_host_pch.jsonl"
+    HEADER_REPORT = nvcc_driver.HEADER_REPORT
+    HOST_PCH_REPORT = nvcc_driver.HOST_PCH_REPORT
+    #: The steps that edit build.ninja (the nvcc ones enter through ``PYTORCH_NVCC``: :meth:`driver_options`).
+    NINJA_STEPS = (MainPchStep(),)
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
@@ -212,24 +219,27 @@ class FastExtensionBuilder:
             return module
 
         def run_ninja_build(build_directory, verbose, error_prefix):
-            if builder.split_nvcc:
-                split_nvcc_in_ninja(Path(build_directory) / "build.ninja", builder.host_pch_root,
-                                    Path(build_directory) / builder.HOST_PCH_REPORT)
-            if builder.light_headers:
-                light_headers_in_ninja(Path(build_directory) / "build.ninja", builder.light_root,
-                                       Path(build_directory) / builder.HEADER_REPORT, builder.light_shared,
-                                       builder.shim_root, ahead=builder.light_ahead)
-            if builder.pch:
-                try:
-                    builder._add_pch(Path(build_directory))
-                except Exception as exc:  # never fail a build because the PCH could not be made
-                    builder.log.append({"pch_error": repr(exc)[:500]})
+            for step in builder.NINJA_STEPS:
+                if step.applies(builder, Path(build_directory)):
+                    step.apply(builder, Path(build_directory))
             return orig_ninja(build_directory, verbose, error_prefix)
 
         load_inline.__wrapped__ = orig_load_inline  # type: ignore[attr-defined]
         ce.load_inline = load_inline
         ce._run_ninja_build = run_ninja_build
+        opts = self.driver_options()
+        if opts.enabled():
+            # Read by torch when it writes build.ninja, in this process (a compile or device worker, or a
+            # script's): every .cu compile of its builds runs the driver (nvcc_driver.py).
+            os.environ["PYTORCH_NVCC"] = opts.env_value(nvcc_command())
         self._installed = True
+
+    def driver_options(self) -> nvcc_driver.DriverOptions:
+        """This builder's nvcc speed-ups as the driver's options (:mod:`.nvcc_driver`)."""
+        return nvcc_driver.DriverOptions(
+            split=self.split_nvcc, host_pch=self.host_pch_root, light=self.light_headers,
+            shim=self.shim_root or self.light_root / "include", cache=self.light_root, shared=self.light_shared,
+            ahead=self.light_ahead)
 
     @classmethod
     def header_paths(cls, build_dir: Path) -> list[dict[str, Any]]:
@@ -265,9 +275,7 @@ class FastExtensionBuilder:
         there: ``-include`` of the header finds the .gch beside it, or reads the text, the same code."""
         ninja = build_dir / "build.ninja"
         text = ninja.read_text()
-        if "main.o: compile" not in text and not re.search(r"build \S+\.o: compile \S+main\.cpp", text):
-            return
-        if _PCH_HEADER in text:
+        if not wants_pch(text):
             return
         _, _, sig, header, gch = self._pch_paths(text)
         marker = build_dir / "mkb_pch_used"

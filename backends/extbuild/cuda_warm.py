@@ -153,12 +153,12 @@ def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[
                   make: Callable[[str, dict[str, str], Path, Path], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """``make(nvcc, variables, shim, probe folder)``'s report rows for each flag set, each tagged with its
     variant; a set whose nvcc is not one word is skipped, one that fails is reported (the warmer goes on)."""
-    from multikernelbench.backends.extbuild import nvcc_light
+    from multikernelbench.backends.extbuild import nvcc_driver, nvcc_light
 
     shim = light_root / "include"
     report: list[dict[str, Any]] = []
     for extra, v in flag_sets:
-        nvcc = shlex.split(v.get("nvcc", "nvcc"))
+        nvcc = nvcc_driver.underlying(shlex.split(v.get("nvcc", "nvcc")))
         if len(nvcc) != 1:
             report.append({"variant": list(extra), "state": "skipped", "why": f"nvcc is {v.get('nvcc')!r}"})
             continue

@@ -2,8 +2,7 @@
 
     python nvcc_light.py --shim DIR --cache DIR [--shared DIR] --report FILE --nvcc-words N -- NVCC_COMMAND... ARGS...
 
-(what :class:`~multikernelbench.backends.extbuild.cuda_build.FastExtensionBuilder` writes into build.ninja's ``nvcc``
-variable; ``NVCC_COMMAND`` is nvcc itself or the :mod:`nvcc_split` driver around it).
+(what :mod:`~multikernelbench.backends.extbuild.nvcc_driver`'s light step runs, the build's ``nvcc`` being that driver; ``NVCC_COMMAND`` is nvcc itself or the :mod:`nvcc_split` driver around it).
 
 For one ``nvcc -c X.cu``:
 

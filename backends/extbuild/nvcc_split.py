@@ -20,7 +20,7 @@ layout, relocatable device code, several source files, no ``-c`` — runs plain 
 failure of the dry run. On a compile error the failing half's messages are printed as nvcc would print
 them (host first, as nvcc runs it first) and the exit status is that command's.
 
-Usage (what :class:`~multikernelbench.backends.extbuild.cuda_build.FastExtensionBuilder` writes into build.ninja):
+Usage (what :mod:`~multikernelbench.backends.extbuild.nvcc_driver`'s split step runs):
 ``python /path/to/nvcc_split.py /path/to/nvcc <nvcc arguments>`` (standard library only, so it is run as a
 script: ``-m multikernelbench.backends.extbuild.nvcc_split`` works too but imports torch through the package).
 """
