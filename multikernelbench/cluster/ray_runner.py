@@ -24,10 +24,12 @@ from __future__ import annotations
 from typing import Any, cast
 
 from multikernelbench.backends.base import Availability, Backend
+from multikernelbench.cluster.ray_executor import LANE_WAIT_S, RayExecutor
 from multikernelbench.cluster.ray_import import require_ray
-from multikernelbench.cluster.ray_pipeline import LANE_WAIT_S, RayPipeline
+from multikernelbench.engine.executor import Executor
 from multikernelbench.engine.job import Job
 from multikernelbench.engine.runner import Runner
+from multikernelbench.engine.schedule import Schedule
 from multikernelbench.records import EvalResult
 
 
@@ -63,7 +65,8 @@ class LaneBackend:
 
 
 class RayRunner(Runner):
-    """:class:`Runner` whose pipeline runs on Ray (see the module docstring). ``rescheduled`` lists the
+    """:class:`Runner` whose jobs run on Ray (see the module docstring; the scheduling loop is the local one's,
+    engine/scheduler.py, with :class:`~.ray_executor.RayExecutor` moving the jobs). ``rescheduled`` lists the
     candidates put back after a lane died, ``lane_deaths`` counts the lanes lost (tests and reports)."""
 
     def __init__(self, config, store=None, on_result=None, progress: bool = True) -> None:
@@ -71,7 +74,6 @@ class RayRunner(Runner):
         if config.reference_only:
             raise ValueError("the suite baseline (reference-only runs) runs locally, not on Ray")
         self.ray = require_ray()
-        self.rescheduled: list[str] = []
         self.lane_deaths = 0
 
     # ------------------------------------------------------------------------------------------------
@@ -134,6 +136,9 @@ class RayRunner(Runner):
         return None  # the driver runs no worker: builds and lanes start their own
 
     # ------------------------------------------------------------------------------------------------
+    def _executor(self, schedule: Schedule) -> Executor:
+        return RayExecutor(self, schedule)
+
     def _pipeline(self, todo: list[Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
-        RayPipeline(self, todo, results, bar, warmer).run()
-        self.reference_counts = {}
+        super()._pipeline(todo, results, bar, warmer)
+        self.reference_counts = {}  # the lanes' references are counted in their actors

@@ -4,19 +4,20 @@ Both are plain Python here; :mod:`multikernelbench.cluster.ray_runner` wraps the
 the resources of the run (so this module imports without Ray, and its classes are testable as they are).
 
 * :func:`build_candidate` is :class:`~multikernelbench.engine.build_stage.BuildStage` unchanged, on any node
-  with a free CPU; a finished build comes back as tar bytes (a second return value, left in the object store
+  with a free CPU, its outcome sent back for the driver to record; a finished build comes back as tar bytes (a second return value, left in the object store
   and handed to the lane actor by reference, so it goes node to node without passing through the driver).
 * :class:`Lane` is the trusted device stage of one accelerator (or one CPU lane): it holds the lane's
   :class:`~multikernelbench.engine.reference.ReferenceService` (expected outputs), its own
   :class:`~multikernelbench.engine.reference.SeedSource` (secret seed material drawn in this process) and a
   zygote, and runs :class:`~multikernelbench.engine.device_stage.CandidateEvaluation` unchanged, which starts
-  the candidate's workers as its children. ``slots`` lanes share one GPU inside one actor through one lock,
+  the candidate's workers as its children; its outcome goes back to the driver, which records it. ``slots`` lanes share one GPU inside one actor through one lock,
   exactly as ``lanes_per_gpu`` lanes do in the local runner (a lock cannot span processes, so they are not
   separate actors).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import socket
@@ -31,9 +32,10 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.outcomes import HarnessError, Outcome
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.trace import Trace
-from multikernelbench.records import EvalResult, Status
+from multikernelbench.records import Status
 from multikernelbench.tasks.record import Task
 
 
@@ -96,10 +98,10 @@ class BuildZygote:
         return self.zygote.spawn(*args, **kwargs)
 
 
-def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
-                    result: EvalResult) -> tuple[tuple[EvalResult, bool], bytes]:
+def build_candidate(config: EngineConfig, task: Task, cand: Candidate) -> tuple[Outcome, bytes]:
     """One candidate's build (static checks, then a compile worker forked from this process's build zygote),
-    cached by code hash on this node. Returns ((result, built ok), tar bytes of the build folder or b"")."""
+    cached by code hash on this node. Returns (the build's outcome, tar bytes of the build folder or b""): the
+    driver alone writes the outcome into the candidate's record (engine/scheduler.py)."""
     from multikernelbench.engine.runner import check_opt_in
 
     backend = _backend(config)
@@ -107,17 +109,16 @@ def build_candidate(config: EngineConfig, task: Task, cand: Candidate,
     try:
         check_opt_in(config)  # this node's kernel sandbox, as the driver checked its own
         stage.zygote = BuildZygote.get(config, backend)
-        outcome = stage.run(task, cand, result)
+        outcome = stage.build(task, cand)
     except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-        result.status, result.message = Status.RUNTIME_ERROR, f"harness error while building: {exc!r}"
-        return (result, False), b""
-    if not outcome.ok:  # stage.run wrote the outcome into ``result`` (and set outcome.result to it)
-        return (result, False), b""
+        return HarnessError(f"harness error while building: {exc!r}"), b""
+    if not outcome.ok:
+        return outcome, b""
     try:
-        return (result, True), pack_build(stage.build_dir(cand))
+        return outcome, pack_build(stage.build_dir(cand))
     except BuildTooLarge as exc:
-        result.status, result.message = Status.RUNTIME_ERROR, f"harness: {exc}; cannot ship it to a device lane"
-        return (result, False), b""
+        return dataclasses.replace(outcome, ok=False, status=Status.RUNTIME_ERROR,
+                                   message=f"harness: {exc}; cannot ship it to a device lane"), b""
 
 
 class Lane:
@@ -154,21 +155,21 @@ class Lane:
                 "reason": avail.reason, "hardware": self.backend.hardware() if avail.ok else "",
                 "versions": self.backend.versions()}
 
-    def evaluate(self, task: Task, cand: Candidate, result: EvalResult, build: bytes) -> EvalResult:
+    def evaluate(self, task: Task, cand: Candidate, build: bytes) -> Outcome:
+        """The candidate's device stage; its outcome goes back to the driver, which records it."""
         build_dir = BuildStage(self.backend, self.config, self.trace).build_dir(cand)
         if build:
             unpack_build(build, build_dir)
         refs = self.refs.get()
         try:
-            CandidateEvaluation(task, cand.source, build_dir, self.backend, self.config, self.seeds, refs,
-                                env_extra=self.backend.lane_env(self.gpu), zygote=self.zygote, trace=self.trace,
-                                device_lock=self.device_lock).run(result)
+            return CandidateEvaluation(task, cand.source, build_dir, self.backend, self.config, self.seeds, refs,
+                                       env_extra=self.backend.lane_env(self.gpu), zygote=self.zygote,
+                                       trace=self.trace, device_lock=self.device_lock).evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            result.status, result.message = Status.RUNTIME_ERROR, f"harness error while evaluating: {exc!r}"
+            return HarnessError(f"harness error while evaluating: {exc!r}")
         finally:
             self.refs.put(refs)
-        self.evaluated += 1
-        return result
+            self.evaluated += 1
 
     def release(self, task_ids: list[str]) -> None:
         """The driver saw the last candidate of these tasks finish: free their expected outputs."""

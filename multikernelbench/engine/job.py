@@ -1,7 +1,8 @@
-"""A candidate on its way through a run, and what a pipeline needs of the runner that owns it.
+"""A candidate on its way through a run, and what the scheduler and executors need of the runner that owns it.
 
-Its own module so that the pipelines (engine/pipeline.py, cluster/ray_pipeline.py) and the Runner that starts
-them depend on it, not on each other: a pipeline sees its runner only through :class:`JobHost`.
+Its own module so that the scheduler (engine/scheduler.py), the executors (engine/thread_executor.py,
+cluster/ray_executor.py) and the Runner that starts them depend on it, not on each other: they see the runner
+only through :class:`JobHost`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ class Job:
 
 
 class JobHost(Protocol):
-    """The runner as a pipeline sees it: its configuration and services, and the one place a finished job is
-    stored and emitted."""
+    """The runner as the scheduler and the executors see it: its configuration and services, and the one place a
+    finished job is stored and emitted."""
 
     config: EngineConfig
     backend: Backend
@@ -42,6 +43,7 @@ class JobHost(Protocol):
     clean_refs: CleanReference
     reference_counts: dict[str, int]
     reference_held: dict[str, list[str]]
+    rescheduled: list[str]
 
     def lanes(self) -> list[int | None]: ...
 

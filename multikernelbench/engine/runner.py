@@ -13,7 +13,7 @@
   (engine/gpu_turns.py): loads, checks and worker ends side by side, every clock alone on the GPU; by default
   their number comes from the GPUs' free memory and the cores (engine/lane_count.py).
 * **One writer.** The stages return outcomes (engine/outcomes.py); the calling thread alone turns them into
-  records (engine/pipeline.py) and writes each as its candidate finishes (the store is only touched from
+  records (engine/scheduler.py) and writes each as its candidate finishes (the store is only touched from
   that thread), so an interrupted run resumes where it stopped.
 
 Each build and each device stage happens in a fresh worker process, so one candidate cannot leave state
@@ -34,12 +34,15 @@ from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.clean_reference import CleanReference
 from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.executor import Executor
 from multikernelbench.engine.job import Job
 from multikernelbench.engine.kernel_sandbox import support as sandbox_support
 from multikernelbench.engine.lane_count import LaneChoice
-from multikernelbench.engine.pipeline import Pipeline
 from multikernelbench.engine.progress import Progress
 from multikernelbench.engine.reference import SeedSource
+from multikernelbench.engine.schedule import Schedule
+from multikernelbench.engine.scheduler import Scheduler
+from multikernelbench.engine.thread_executor import ThreadExecutor
 from multikernelbench.engine.trace import HelperLog, Trace
 from multikernelbench.records import EvalResult, Status
 from multikernelbench.store import Label, ResultStore
@@ -101,6 +104,8 @@ class Runner:
         self.pruned: build_cache.PruneReport | None = None
         #: Lanes per GPU as measured when ``lanes_per_gpu`` is 0 (engine/lane_count.py), at the first run.
         self.lane_choice: LaneChoice | None = None
+        #: Candidates run again after their lane (or shipped build) was lost (engine/scheduler.py; Ray lanes).
+        self.rescheduled: list[str] = []
 
     # ------------------------------------------------------------------------------------------------
     def prestart(self) -> None:
@@ -249,12 +254,18 @@ class Runner:
         return [g for _ in range(per_gpu) for g in gpus]
 
     def _pipeline(self, todo: list[Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
-        """Builds, device lanes and the collecting loop over ``todo`` (engine/pipeline.py)."""
-        Pipeline(self, todo, results, bar, warmer).run()
+        """Builds, device lanes and the one scheduling loop over ``todo`` (engine/scheduler.py)."""
+        schedule = Schedule(self.config, [job.task.id for job in todo], self.backend.overlap_compile_with_timing,
+                            warmer)
+        Scheduler(self, todo, results, bar, schedule, self._executor(schedule)).run()
+
+    def _executor(self, schedule: Schedule) -> Executor:
+        """What moves the jobs: threads on this machine (the Ray runner's moves them on its cluster)."""
+        return ThreadExecutor(self, schedule)
 
     def finish(self, job: Job, results: dict[int, EvalResult], bar) -> None:
-        """A job's record is final: into the results, the store and the ``on_result`` callback (pipelines call
-        this once per job, from their collecting thread)."""
+        """A job's record is final: into the results, the store and the ``on_result`` callback (the scheduler calls
+        this once per job, from its thread)."""
         job.result.finished_at = time.time()
         results[job.index] = job.result
         if self.store is not None:

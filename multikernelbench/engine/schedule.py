@@ -1,5 +1,6 @@
-"""A run's scheduling policy, asked by both executors: the local pipeline's threads (engine/pipeline.py) and the
-Ray driver's tasks and actors (cluster/ray_pipeline.py).
+"""A run's scheduling policy, asked by the one scheduling loop (engine/scheduler.py) and by the executors that
+move its jobs: the local lane threads (engine/thread_executor.py) and the Ray driver's tasks and actors
+(cluster/ray_executor.py).
 
 Why one object: the two executors move jobs very differently (a thread pool and queues; Ray tasks, actors
 and object references), but what they decide must not differ between a laptop and a cluster: when a job is
@@ -59,16 +60,17 @@ class Schedule:
             self.warmer.stop()
         return True
 
-    def open_now(self) -> None:
-        """An executor opens its lanes early (the Ray driver, once a built job is queued and builds overlap)."""
-        with self.lock:
-            self.lanes_open = True
-
     def job_done(self, task_id: str) -> bool:
         """Count one of ``task_id``'s jobs done; True when it was the task's last (release its references)."""
         with self.lock:
             self.remaining[task_id] -= 1
             return self.remaining[task_id] == 0
+
+    def last_of_task(self, task_id: str) -> bool:
+        """Whether a job of ``task_id`` that has ended but is not counted yet is its task's last: a local lane
+        frees the task's references at once, before its next job, rather than when the count reaches it."""
+        with self.lock:
+            return self.remaining[task_id] <= 1
 
     def done_tasks(self) -> set[str]:
         with self.lock:

@@ -1,61 +1,44 @@
-"""The local runner's pipeline over one run's jobs: build steps in a thread pool, device steps in one thread per
-lane, and one collecting loop (the calling thread) that turns every stage's outcome into the job's record.
+"""The local executor: build steps in a thread pool, device steps in one thread per lane (engine/executor.py
+says what an executor does; engine/scheduler.py drives it).
 
-Why the shape: the stages run in many threads but never touch a record; each returns its outcome
-(engine/outcomes.py) in an :class:`Event` on one queue, and only :meth:`Pipeline.collect` (the runner's thread)
-records it, stores it and reports progress. Which step a job is in is the event kind, an enum, not a string.
+Why threads: a build is a compile worker to wait for, a device step a device worker to talk to; the parent's
+work in both is waiting and the stages return outcomes (engine/outcomes.py) in typed completions on one queue,
+which only the scheduler's thread reads and records. A lane takes the next built job from one shared queue
+itself, when it can start that job's worker ahead of it (engine/prefetch.py), so the choice of lane is made
+here, in the lane's thread, not by the scheduler.
 """
 
 from __future__ import annotations
 
-import enum
 import itertools
 import queue
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
 
 from multikernelbench.engine.build_stage import BuildStage
 from multikernelbench.engine.device_stage import CandidateEvaluation
+from multikernelbench.engine.executor import Built, Completion, Evaluated, NotStarted
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.job import Job, JobHost
-from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome, record
+from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.schedule import Schedule
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
 from multikernelbench.flags import Flag, FlagKind
-from multikernelbench.records import EvalResult
 
 
-class Event(enum.Enum):
-    """What happened to a job, posted by a stage's thread to the collecting loop."""
+class ThreadExecutor:
+    """The local runner's executor (see the module docstring and :class:`~.executor.Executor`)."""
 
-    BUILT = "built"  # its build step ended (the outcome says whether it goes on to a lane)
-    DONE = "done"  # its evaluation ended (a failed build, or its device step): record, store, emit
-    SKIPPED = "skipped"  # not started before the run's time limit: returned, neither stored nor emitted
-
-
-@dataclass
-class Posted:
-    event: Event
-    job: Job
-    outcome: Outcome | None = None  # None: nothing new to record (a build step that had nothing to do)
-
-
-class Pipeline:
-    """One run of the local pipeline (see :class:`multikernelbench.engine.runner.Runner`)."""
-
-    def __init__(self, runner: JobHost, todo: list[Job], results: dict[int, EvalResult], bar: Any,
-                 warmer: Any = None) -> None:
-        self.runner, self.todo, self.results, self.bar, self.warmer = runner, todo, results, bar, warmer
+    def __init__(self, runner: JobHost, schedule: Schedule) -> None:
+        self.runner, self.schedule = runner, schedule
         cfg = self.cfg = runner.config
         self.builder = BuildStage(runner.backend, cfg, runner.trace, runner.zygote)
         self.ready: queue.Queue[Job | None] = queue.Queue()
-        self.posted: queue.Queue[Posted] = queue.Queue()
+        self.posted: queue.Queue[Completion] = queue.Queue()
         self.lanes = runner.lanes()
         # Each GPU's turns (engine/gpu_turns.py): loads, checks and worker ends take them shared, every clock
         # (timing, the clean reference's, a torch.compile request's device steps: engine/device_turns.py)
@@ -64,8 +47,6 @@ class Pipeline:
         self.device_locks: dict[int | None, GpuTurns] = {g: GpuTurns() for g in set(self.lanes) if g is not None}
         if cfg.cpu_lanes_take_turns and None in self.lanes:
             self.device_locks[None] = GpuTurns()
-        self.overlap = runner.backend.overlap_compile_with_timing
-        self.schedule = Schedule(cfg, [job.task.id for job in todo], self.overlap, warmer)
         # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
         # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
         self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
@@ -74,19 +55,42 @@ class Pipeline:
         self.n_built = itertools.count()
         self.lane_threads = [threading.Thread(target=self.lane, args=(g,), name=f"lane-{g}", daemon=True)
                              for g in self.lanes]
+        self.build_slots = max(1, cfg.compile_workers or runner.backend.default_compile_workers())
+        self.pool = ThreadPoolExecutor(self.build_slots, thread_name_prefix="build")
 
-    def run(self) -> None:
-        if self.schedule.open_at_start():
-            self.start_lanes()
-        workers = self.cfg.compile_workers or self.runner.backend.default_compile_workers()
-        with ThreadPoolExecutor(max(1, workers), thread_name_prefix="build") as pool:
-            for job in self.todo:
-                pool.submit(self.build_step, job)
+    # ---- the executor's interface (the scheduler's thread) ----------------------------------------------
+    def submit_build(self, job: Job) -> None:
+        self.pool.submit(self.build_step, job)
+
+    def open_lanes(self) -> None:
+        for t in self.lane_threads:
+            if t.ident is None:
+                t.start()
+
+    def submit_device(self, job: Job, first: bool = False) -> None:
+        """``first`` needs no queue jump here: a local lane is never lost, so no job runs again."""
+        self.ready.put(job)
+
+    def release(self, task_id: str) -> None:
+        """The clean timings now; each lane frees its references in its own thread, after its current job."""
+        self.runner.clean_refs.release(task_id)
+
+    def poll(self, timeout: float) -> list[Completion]:
+        try:
+            out = [self.posted.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while True:
             try:
-                self.collect()
-            except BaseException:  # Ctrl-C (util/interrupt.py): start no build that is still queued
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+                out.append(self.posted.get_nowait())
+            except queue.Empty:
+                return out
+
+    def close(self, aborted: bool = False) -> None:
+        """Running builds are waited for; on an abort the lanes are left to die with the process (daemons)."""
+        self.pool.shutdown(wait=True, cancel_futures=aborted)
+        if aborted:
+            return
         for _ in self.lane_threads:
             self.ready.put(None)
         for t in self.lane_threads:
@@ -95,28 +99,16 @@ class Pipeline:
 
     # ---- steps, each in its own thread ------------------------------------------------------------------
     def build_step(self, job: Job) -> None:
-        """Build one candidate (or, for the baseline, warm its reference's compile cache); a job that built
-        goes to the lanes, one that did not is done."""
-        skipped = self.schedule.too_late()
-        if skipped is not None:
-            self.posted.put(Posted(Event.BUILT, job))
-            self.posted.put(Posted(Event.SKIPPED, job, skipped))
-            return
+        """Build one candidate (or, for the baseline, warm its reference's compile cache)."""
         if self.cfg.reference_only:
-            self.posted.put(Posted(Event.BUILT, job, self.warm_reference(job)))
-            self.ready.put(job)
+            self.posted.put(Built(job, self.warm_reference(job), goes_on=True))
             return
         try:
             outcome = self.builder.build(job.task, job.cand)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            self.posted.put(Posted(Event.BUILT, job, HarnessError(f"harness error while building: {exc!r}")))
-            self.posted.put(Posted(Event.DONE, job))
+            self.posted.put(Built(job, HarnessError(f"harness error while building: {exc!r}"), goes_on=False))
             return
-        self.posted.put(Posted(Event.BUILT, job, outcome))
-        if outcome.ok:
-            self.ready.put(job)
-        else:
-            self.posted.put(Posted(Event.DONE, job))
+        self.posted.put(Built(job, outcome, goes_on=outcome.ok))
 
     def warm_reference(self, job: Job) -> BuildOutcome | None:
         """The baseline has nothing to build: warm the reference's compile cache instead (when asked)."""
@@ -143,12 +135,12 @@ class Pipeline:
                 if skipped is not None:
                     if current is not None:
                         current.discard()
-                    self.posted.put(Posted(Event.SKIPPED, job, skipped))
+                    self.posted.put(NotStarted(job, skipped))
                     continue
                 ahead = self.prefetch(job, refs, gpu)
                 outcome = self.device_step(job, refs, gpu, current, ahead)
                 self.release_finished(job, refs)
-                self.posted.put(Posted(Event.DONE, job, outcome))
+                self.posted.put(Evaluated(job, outcome))
         finally:
             if ahead is not None:
                 ahead.discard()
@@ -205,35 +197,10 @@ class Pipeline:
             return error
 
     def release_finished(self, job: Job, refs: ReferenceService) -> None:
-        """After a job's device step: free the references of tasks whose last candidate it was."""
-        self.schedule.job_done(job.task.id)
-        done_tasks = self.schedule.done_tasks()
-        for task_id in set(refs.held_tasks()) & done_tasks:
+        """After a job's device step: free this lane's references of tasks that are done, this job's own when it
+        was its task's last (the scheduler counts it only after this lane has posted it)."""
+        done = self.schedule.done_tasks()
+        if self.schedule.last_of_task(job.task.id):
+            done.add(job.task.id)
+        for task_id in set(refs.held_tasks()) & done:
             refs.release(task_id)
-        for task_id in done_tasks:
-            self.runner.clean_refs.release(task_id)
-
-    def start_lanes(self) -> None:
-        for t in self.lane_threads:
-            t.start()
-
-    # ---- the collecting loop (the runner's thread) -------------------------------------------------------
-    def collect(self) -> None:
-        """Records every outcome as it arrives; the only place a job's record changes during the run."""
-        done = 0
-        while done < len(self.todo):
-            posted = self.posted.get()
-            job = posted.job
-            if posted.outcome is not None:
-                record(job.result, posted.outcome)
-            if posted.event is Event.BUILT:
-                self.bar.advance("compile")
-                if self.schedule.build_ended():
-                    self.start_lanes()  # CPU: the device stage starts after the last build
-                continue
-            done += 1
-            if posted.event is Event.SKIPPED:
-                self.results[job.index] = job.result
-                self.bar.advance("evaluate")
-                continue
-            self.runner.finish(job, self.results, self.bar)
