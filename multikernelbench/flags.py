@@ -55,7 +55,7 @@ class FlagKind(str, enum.Enum):
     #: torch's API was rebound while the baseline compiled; noted, not judged (engine/device_baseline.py).
     BASELINE_TORCH_REBOUND = "baseline_torch_rebound"
     #: The reference's ahead-of-time compile failed; it compiled in the device stage instead
-    #: (engine/pipeline.py).
+    #: (engine/thread_executor.py).
     REFERENCE_WARMUP_FAILED = "reference_warmup_failed"
     #: Read from a stored row: a text no producer of this version writes, or a kind this version does not know.
     UNKNOWN = "unknown"
