@@ -68,7 +68,7 @@ class BuildStage:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
 
     def run(self, task: Task, cand: Candidate, result: EvalResult) -> BuildOutcome:
-        """:meth:`build`, its outcome written into ``result`` (the Ray lanes' entry point)."""
+        """:meth:`build`, its outcome written into ``result`` (one candidate built alone, outside a run)."""
         outcome = self.build(task, cand)
         outcome.result = record(result, outcome)
         return outcome

@@ -170,7 +170,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         return session
 
     def run(self, result: EvalResult) -> EvalResult:
-        """:meth:`evaluate`, its outcome written into ``result`` (the Ray lanes' entry point)."""
+        """:meth:`evaluate`, its outcome written into ``result`` (one candidate evaluated alone, outside a run)."""
         return record(result, self.evaluate())
 
     def evaluate(self) -> DeviceOutcome:

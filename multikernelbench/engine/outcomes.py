@@ -4,8 +4,9 @@ Why: one :class:`~multikernelbench.records.EvalResult` used to be written by the
 and the runner, from three threads, its status set in eight places; which stage had set which field was
 visible only by reading all three. Now the build stage returns a :class:`BuildOutcome`, the device stage a
 :class:`DeviceOutcome`, the runner's own decisions are a :class:`HarnessError` or a :class:`Skipped`, and
-:func:`record` is the only code that writes a stage's findings into an ``EvalResult`` (the runner calls it from
-its collecting thread; the stages' ``run(result)`` entry points, kept for the Ray lanes, call it too).
+:func:`record` is the only code that writes a stage's findings into an ``EvalResult`` (the scheduler calls it
+from its thread, engine/scheduler.py, for local and Ray runs alike; the stages' ``run(result)`` entry points, for
+one candidate evaluated alone, call it too).
 """
 
 from __future__ import annotations
