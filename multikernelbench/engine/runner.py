@@ -98,7 +98,7 @@ class Runner:
         #: held at the end (tests check reuse and release with them).
         self.reference_counts: dict[str, int] = {}
         self.reference_held: dict[str, list[str]] = {}
-        #: The reference timed once per task by a clean worker (engine/clock_audit.py), shared by the lanes.
+        #: The reference timed once per task by a clean worker (anticheat/clock_audit.py), shared by the lanes.
         self.clean_refs = CleanReference()
         #: What the run's end removed from the build cache (engine/build_cache.py), when it capped it.
         self.pruned: build_cache.PruneReport | None = None
