@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,8 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import Status
+from multikernelbench.store import ResultStore
+from tests._executors import runner_for
 
 # C++ builds in folders of their own: the shared precompiled headers first (see conftest.cpu_pch).
 pytestmark = [pytest.mark.usefixtures("cpu_pch"), pytest.mark.slow]
@@ -82,6 +85,37 @@ def test_references_computed_once_per_task_and_released(suite, tmp_path):
     assert sum(runner.reference_counts.values()) == trials, runner.reference_counts
     assert all(r.correctness.trials == r.correctness.passed > 0 for r in results)
     assert runner.reference_held == {"cpu": []}
+
+
+def test_a_tasks_references_go_after_its_last_job_even_one_that_failed_to_build(suite, tmp_path):
+    """A task's last finished job frees its references, whatever it was: here the other candidate failed to
+    build (the local lanes once counted only the jobs they evaluated, and kept such a task's references to the
+    run's end)."""
+    honest = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" \
+             "        return torch.clamp_min(x, 0.0)\n"
+    cands = [Candidate(task_id=RELU, source="import torch\nclass ModelNew(\n", label="broken"),
+             Candidate(task_id=RELU, source=honest, label="honest")]
+    runner = Runner(plain_config(tmp_path / "builds", skip_timing=True), progress=False)
+    results = runner.evaluate([suite[RELU]], cands)
+    assert [r.status for r in results] == [Status.COMPILE_ERROR, Status.CORRECT], [r.message for r in results]
+    assert runner.reference_held == {"cpu": []}
+
+
+def test_past_the_time_limit_nothing_more_starts(suite, tmp_path, executor):
+    """One build at a time and a 2 s limit: the first candidate's build (a 5 s sleep) runs past it, so it is
+    built but never started on a lane, and the second is not even built; both come back with the message a
+    rerun relies on and neither is stored. The same on both executors."""
+    db = tmp_path / "r.sqlite"
+    cfg = plain_config(tmp_path / "builds", compile_workers=1, skip_timing=True, stop_after_s=2.0)
+    with ResultStore(db) as store:
+        runner = runner_for(executor, cfg, store)
+        results = runner.evaluate([suite[RELU]], [sleepy(0, 5.0), sleepy(1, 0.0)])
+    messages = [r.message for r in results]
+    assert all(m.startswith("not started: the run's time limit (2 s) was reached first") for m in messages), messages
+    assert results[0].compile_time_s is not None and results[1].compile_time_s is None
+    assert runner.rescheduled == []
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (0,)
 
 
 def _flagless_relu() -> str:

@@ -26,6 +26,7 @@ from multikernelbench.engine.candidates import Candidate  # noqa: E402
 from multikernelbench.engine.config import EngineConfig, TimingConfig  # noqa: E402
 from multikernelbench.records import Status  # noqa: E402
 from multikernelbench.store import ResultStore  # noqa: E402
+from tests._executors import EXECUTORS, runner_for  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -175,17 +176,20 @@ def rows(db: Path) -> list[tuple]:
         return conn.execute("SELECT task_id, code_hash, status, created FROM results ORDER BY code_hash").fetchall()
 
 
-def test_same_statuses_as_locally(cluster, suite_tasks, build_root, tmp_path):
-    """The candidates of the local engine tests give the same statuses through Ray, each stored once."""
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_same_statuses_on_both_executors(cluster, suite_tasks, build_root, tmp_path, executor):
+    """The candidates of the local engine tests give the same statuses through the local threads and through
+    Ray (engine/executor.py), each stored once."""
     from multikernelbench.cluster.ray_runner import RayRunner
 
     c, _ = cluster
     cands = [Candidate(task_id=RELU, source=HEAD + src, label=name) for name, (src, _) in CASES.items()]
     with ResultStore(tmp_path / "r.sqlite") as store:
-        runner, results = run(config(build_root, c.address, compile_workers=2), suite_tasks, cands, store)
-    assert isinstance(runner, RayRunner)
+        runner = runner_for(executor, config(build_root, c.address, compile_workers=2), store)
+        results = runner.evaluate(suite_tasks, cands)
+    assert isinstance(runner, RayRunner) == (executor == "ray")
     assert {r.candidate: r.status for r in results} == {n: s for n, (_, s) in CASES.items()}
-    assert runner.rescheduled == [] and runner.lane_deaths == 0
+    assert runner.rescheduled == [] and getattr(runner, "lane_deaths", 0) == 0
     assert len(rows(tmp_path / "r.sqlite")) == len(CASES)
     assert all(r.hardware and r.hardware == results[0].hardware for r in results)
 
@@ -227,7 +231,7 @@ def test_killed_driver_resumes_from_the_store(cluster, suite_tasks, build_root, 
     script = tmp_path / "driver.py"
     script.write_text(textwrap.dedent(f"""
         import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]  # tests._executors
         from test_ray_cluster import config, slow_source, RELU
         from multikernelbench.engine.candidates import Candidate
         from multikernelbench.cluster import evaluate_candidates

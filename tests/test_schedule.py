@@ -1,4 +1,4 @@
-"""The run's scheduling policy both executors ask (engine/schedule.py): the lanes open once, after the last
+"""The run's scheduling policy the scheduler and both executors ask (engine/schedule.py): the lanes open once, after the last
 build unless builds may overlap the clocks; a lost build that runs again is not counted twice; a task's last
 job is known; a job past the run's time limit is not started, with the message a rerun relies on."""
 
@@ -26,7 +26,9 @@ def test_overlapping_builds_open_the_lanes_at_start():
 
 def test_a_tasks_last_job_is_known():
     s = Schedule(EngineConfig(), ["a", "b", "a"], overlap=False)
+    assert not s.last_of_task("a") and s.last_of_task("b")  # before any count: b has one job, a two
     assert s.job_done("a") is False and s.done_tasks() == set()
+    assert s.last_of_task("a")  # a lane that ended a's other job may free a's references before it is counted
     assert s.job_done("b") is True and s.done_tasks() == {"b"}
     assert s.job_done("a") is True and s.done_tasks() == {"a", "b"}
 
