@@ -1,6 +1,7 @@
-"""The run's scheduling policy the scheduler and both executors ask (engine/schedule.py): the lanes open once, after the last
-build unless builds may overlap the clocks; a lost build that runs again is not counted twice; a task's last
-job is known; a job past the run's time limit is not started, with the message a rerun relies on."""
+"""The run's scheduling policy that the scheduler and both executors ask (engine/schedule.py): the lanes open
+once, after the last build unless builds may overlap the clocks; a lost build that runs again is not counted
+twice; a task's last job is known; a job whose lane was lost runs again once; a job past the run's time limit is
+not started, with the message a rerun relies on."""
 
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ def test_a_tasks_last_job_is_known():
     assert s.last_of_task("a")  # a lane that ended a's other job may free a's references before it is counted
     assert s.job_done("b") is True and s.done_tasks() == {"b"}
     assert s.job_done("a") is True and s.done_tasks() == {"a", "b"}
+
+
+def test_a_lost_job_runs_again_once():
+    s = Schedule(EngineConfig(), ["a", "a"], overlap=False)
+    assert [s.run_again(0), s.run_again(1), s.run_again(0), s.run_again(1)] == [True, True, False, False]
 
 
 def test_past_the_time_limit_a_job_is_not_started():

@@ -6,8 +6,9 @@ Why one object: the two executors move jobs very differently (a thread pool and 
 and object references), but what they decide must not differ between a laptop and a cluster: when a job is
 too late to start (the run's ``stop_after_s``, and the message a skipped job carries), when the device lanes
 open (at once where builds may overlap the clocks, else after the last build, the trusted warmer stopped
-first: nothing may share the cores with a CPU candidate's clock), and when a task's last candidate is done
-(its references are released). Each executor keeps only how it moves jobs.
+first: nothing may share the cores with a CPU candidate's clock), when a task's last candidate is done
+(its references are released), and whether a job whose lane was lost runs again. Each executor keeps only how
+it moves jobs; the loop that applies these answers is engine/scheduler.py.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Schedule:
         self.remaining = collections.Counter(task_ids)
         self.built = 0
         self.lanes_open = False
+        self.losses: collections.Counter[int] = collections.Counter()  # lost lanes or builds, per job index
         self.lock = threading.Lock()
 
     def too_late(self) -> Skipped | None:
@@ -59,6 +61,13 @@ class Schedule:
         if self.warmer is not None:
             self.warmer.stop()
         return True
+
+    def run_again(self, index: int) -> bool:
+        """Whether the job at ``index``, whose lane or shipped build was just lost, runs once more: only after
+        its first loss (a candidate that kills its own lane would otherwise take down every lane in turn)."""
+        with self.lock:
+            self.losses[index] += 1
+            return self.losses[index] == 1
 
     def job_done(self, task_id: str) -> bool:
         """Count one of ``task_id``'s jobs done; True when it was the task's last (release its references)."""

@@ -45,7 +45,6 @@ class Scheduler:
         self.building = 0  # builds submitted and not yet ended
         self.to_device = 0  # jobs ever handed to the lanes (none: the lanes are never started)
         self.done = 0
-        self.attempts: collections.Counter[int] = collections.Counter()  # lost lanes or builds, per job index
 
     def run(self) -> None:
         if self.schedule.open_at_start():
@@ -109,8 +108,7 @@ class Scheduler:
     def again(self, job: Job, why: str, rebuild: bool) -> None:
         """A job whose lane (or shipped build) was lost runs once more, at the front of the queue; the second
         loss is its verdict (a candidate that kills its own lane twice looks like this)."""
-        self.attempts[job.index] += 1
-        if self.attempts[job.index] == 1:
+        if self.schedule.run_again(job.index):
             self.host.rescheduled.append(job.cand.label)
             if rebuild:
                 self.schedule.build_ended(rebuilt=True)
