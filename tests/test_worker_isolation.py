@@ -168,7 +168,7 @@ def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zyg
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: nothing to drop")
 @pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
 def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, zygote):
-    """With ``drop_root`` (off by default for now), a root harness (here and on the H200) runs its workers as
+    """With ``drop_root`` (on by default), a root harness (here and on the H200) runs its workers as
     ``EngineConfig.worker_uid`` before candidate code, so
     ``/etc/shadow`` (inside the read scope: /etc) is refused by its file mode, and ``RLIMIT_NPROC`` binds. On the
     code before (2bfa3e1) the candidate ran as uid 0 and read /etc/shadow."""

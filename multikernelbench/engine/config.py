@@ -72,9 +72,10 @@ class EngineConfig:
     #: worker's start gives its writable folders to the uid it runs as (a build folder a run with the other
     #: setting left behind included). Every ancestor of those folders must stay searchable for the uid while a run is
     #: on: the EACCES builds seen with this on (torch's baton in ``<build>/mkb_cpu_*/``, 2026-12-04) came from
-    #: another pytest session resetting ``/tmp/pytest-of-root`` to 0700 (tests/_private_temp.py). Off by default
-    #: until the lead's two full-suite runs with it on.
-    drop_root: bool = False
+    #: another pytest session resetting ``/tmp/pytest-of-root`` to 0700 (tests/_private_temp.py). On by default
+    #: since 2026-12-05: the full suite passed with it on (a local ``.ci/run`` and CI, both as root) and the
+    #: H200 kept every CUDA status and 1,206 candidates/h with it (benchmarks/shipped_sets_h200/, throughput/).
+    drop_root: bool = True
     worker_uid: int = 65534
     worker_gid: int = 65534
     worker_max_processes: int = 8192

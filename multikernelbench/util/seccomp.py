@@ -27,7 +27,7 @@ What the filter does (returning an errno, so a library probing for a feature see
   fork); another thread's tid of the same worker is refused too (nothing in the harness pins threads);
 * ``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2`` to a mode that takes read or search away from anyone
   (``mode & 0555 != 0555``) return success without being made (errno 0): Landlock has no right for a mode
-  change, so a worker that is uid 0 (``EngineConfig.drop_root`` off, the default) could ``chmod 000``
+  change, so a worker that is uid 0 (``EngineConfig.drop_root`` off, or a host whose GPU nodes keep it root) could ``chmod 000``
   root-owned files in its read scope -- the shared precompiled headers, torch's libraries -- and break every
   later candidate's build and verdict. A mode that keeps everything readable and searchable (``ld``'s 0755 on
   its output) is made; refusing the others (EPERM) would break tools that set their own outputs' modes (torch
