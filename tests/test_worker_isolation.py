@@ -1,7 +1,7 @@
 """What a worker inherits (issue #41): its environment, its read scope, its disk use.
 
-Real candidates through the real engine (CPU backend, zygote and fresh interpreters). Each attack reads through
-libc (ctypes), so the Python audit hook never sees it: only the environment the worker was given and the kernel
+Real candidates through the real engine (CPU backend: zygote-forked and fresh workers, and under ``mkb eval
+--ray``). Each attack reads through libc (ctypes), so the Python audit hook never sees it: only the environment the worker was given and the kernel
 (Landlock) decide. On the code before this change (2bfa3e1) the canary secrets were in ``os.environ`` and in
 ``/proc/self/environ`` and came back in the stored result, and every file below was readable, because the read
 scope followed ``sys.path`` (the folder here stands for the driver's working folder that Ray puts there) and took
@@ -119,10 +119,39 @@ def driver_folder():
     shutil.rmtree(root, ignore_errors=True)
 
 
+#: How the candidate is run: a zygote-forked worker, a fresh interpreter, and ``mkb eval --ray`` (a Ray instance
+#: this fixture starts with the canaries in its environment, as a driver's would be, and a lane actor's zygote).
+MODES = ("zygote", "fresh", "ray")
+RAY_CONTROL: dict[str, str | None] = {}  # what a plain Ray task of that instance saw in its environment
+
+
+def _evaluate(mode: str, suite, build_root, cand, store):
+    cfg = _config(build_root, zygote=mode != "fresh", drop_root=True)
+    if mode != "ray":
+        (r,) = evaluate_candidates([suite[RELU]], [cand], cfg, store=store)
+        return r
+    ray = pytest.importorskip("ray")
+    from multikernelbench.cluster.ray_runner import RayRunner
+
+    assert not ray.is_initialized()  # the instance must start now, from the environment with the canaries
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        def env_of_a_ray_task(name: str) -> str | None:
+            return os.environ.get(name)
+
+        # The control: Ray's own processes hold the canary; only the worker's allow-list keeps it from the candidate.
+        RAY_CONTROL["HF_TOKEN"] = ray.get(ray.remote(env_of_a_ray_task).remote("HF_TOKEN"))
+        (r,) = RayRunner(dataclasses.replace(cfg, ray_address="local"), store, progress=False).evaluate(
+            [suite[RELU]], [cand])
+    finally:
+        ray.shutdown()
+    return r
+
+
 @pytest.fixture(scope="module")
 def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
-    """One candidate, with the zygote and with fresh interpreters, run from the driver folder (the current
-    folder, and first on sys.path as Ray puts it) with the canaries in the harness's environment."""
+    """One candidate in each of :data:`MODES`, run from the driver folder (the current folder, and first on
+    sys.path as Ray puts it) with the canaries in the harness's environment."""
     paths = {"cwd": (str(driver_folder), os.O_DIRECTORY), "token": (str(driver_folder / "token"), 0),
              "store": (str(driver_folder / "results.sqlite"), 0),
              "other_source": (str(driver_folder / "raybuilds/cpu/victim/candidate.py"), 0),
@@ -136,13 +165,13 @@ def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
     os.chdir(driver_folder)
     sys.path.insert(0, str(driver_folder))
     try:
-        for zygote in (True, False):
-            cand = Candidate(task_id=RELU, label=f"leak-{zygote}",
-                             source=CANDIDATE.format(paths=paths) + f"\n# zygote={zygote}\n")
-            store = ResultStore(store_path)
-            (r,) = evaluate_candidates([suite[RELU]], [cand], _config(build_root, zygote=zygote, drop_root=True),
-                                       store=store)
-            out[zygote] = r
+        for mode in MODES:
+            cand = Candidate(task_id=RELU, label=f"leak-{mode}",
+                             source=CANDIDATE.format(paths=paths) + f"\n# mode={mode}\n")
+            try:
+                out[mode] = _evaluate(mode, suite, build_root, cand, ResultStore(store_path))
+            except pytest.skip.Exception as exc:
+                out[mode] = exc
     finally:
         os.chdir(old_cwd)
         sys.path[:] = old_path
@@ -151,11 +180,17 @@ def isolation_results(suite, build_root, driver_folder, tmp_path_factory):
     return out, store_path
 
 
+def _result(isolation_results, mode):
+    results, store_path = isolation_results
+    if isinstance(results[mode], pytest.skip.Exception):
+        pytest.skip(str(results[mode]))
+    return results[mode], store_path
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
-def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zygote):
-    results, _ = isolation_results
-    r = results[zygote]
+@pytest.mark.parametrize("mode", MODES)
+def test_every_read_outside_the_declared_scope_is_refused(isolation_results, mode):
+    r, _ = _result(isolation_results, mode)
     reads = _reads(r.stdout)
     assert set(reads) == {"cwd", "token", "store", "other_source", "checkout", "self_environ", "parent_environ",
                           "harness_environ", "shadow"}, (r.status, r.message[-2000:], r.stdout[-2000:])
@@ -166,16 +201,15 @@ def test_every_read_outside_the_declared_scope_is_refused(isolation_results, zyg
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the harness is not root here: nothing to drop")
-@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
-def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, zygote):
+@pytest.mark.parametrize("mode", MODES)
+def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolation_results, mode):
     """With ``drop_root`` (on by default), a root harness (here and on the H200) runs its workers as
     ``EngineConfig.worker_uid`` before candidate code, so
     ``/etc/shadow`` (inside the read scope: /etc) is refused by its file mode, and ``RLIMIT_NPROC`` binds. On the
     code before (2bfa3e1) the candidate ran as uid 0 and read /etc/shadow."""
     from multikernelbench.engine.config import EngineConfig
 
-    results, _ = isolation_results
-    r = results[zygote]
+    r, _ = _result(isolation_results, mode)
     line = next(t for t in r.stdout.splitlines() if t.startswith("UID "))
     shadow = _reads(r.stdout)["shadow"]
     assert not line.startswith("UID 0 ") and shadow.startswith("blocked"), (line, "shadow: " + shadow)
@@ -184,10 +218,9 @@ def test_a_root_harness_runs_candidates_unprivileged_with_a_process_cap(isolatio
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("zygote", [True, False], ids=["zygote", "fresh"])
-def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_results, zygote):
-    results, store_path = isolation_results
-    r = results[zygote]
+@pytest.mark.parametrize("mode", MODES)
+def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_results, mode):
+    r, store_path = _result(isolation_results, mode)
     assert "LEAK " in r.stdout, r.stdout[-2000:]
     leak = r.stdout.split("LEAK ", 1)[1]
     assert "self_environ:" in leak  # the candidate did read its own /proc/self/environ
@@ -196,6 +229,8 @@ def test_canary_secrets_never_reach_a_worker_nor_a_stored_field(isolation_result
         stored = fh.read()
     for path in Path(store_path).parent.glob("results.sqlite*"):  # the WAL holds recent rows
         stored += path.read_bytes()
+    if mode == "ray":
+        assert RAY_CONTROL["HF_TOKEN"] == CANARIES["HF_TOKEN"]  # it reached Ray's processes: the test can fail
     for name, value in CANARIES.items():
         assert value not in leak, f"{name} readable by the candidate"
         assert value not in blob, f"{name} in the result"
