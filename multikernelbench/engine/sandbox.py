@@ -226,7 +226,8 @@ class Worker:
     def paused(self) -> Iterator[None]:
         """Every process of the worker's session stopped (SIGSTOP) for the block: nothing the candidate left
         running takes a core while the parent measures something else (the clean worker's recalibration,
-        anticheat/clock_audit.py). A stopped worker only sees its clock jump; it is continued before its next request."""
+        anticheat/clock_audit.py). A stopped worker only sees its clock jump; it is continued before its next
+        request."""
         if self.proc is None or self.proc.poll() is not None:
             yield
             return
