@@ -25,8 +25,11 @@ service (no timing), where a sleeping or failing candidate holds a lane but no c
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import secrets
+import signal
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -86,6 +89,26 @@ def run_config(lane: EngineConfig, fresh: int, budget: float | None) -> EngineCo
     return dataclasses.replace(lane, fresh_shapes=fresh, timing=timing)
 
 
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _kill_worker(pid: int, parent: int | None) -> None:
+    """SIGKILL a worker of a lane's run and its session. The worker itself too, while it is still the child of
+    the zygote that forked it (``parent``): just forked, it may not have made its own session yet (setsid comes
+    first in the worker, but after the fork), and a session kill alone then found no member and the worker ran
+    on (a sleeper's build went on for its whole minute beside a waiting client, when load made that window
+    long; tests/test_serve_runstop.py). A pid that ended and was reused has another parent and is left alone."""
+    if parent is not None and _parent(pid) == parent:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    kill_session(pid)
+
+
 class RunStop:
     """The workers one lane run forked, and whether the run is being stopped: :meth:`kill` ends every one's
     session; one forked after the stop is killed as it is adopted (so a stage that starts a worker after the
@@ -93,16 +116,17 @@ class RunStop:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pids: list[int] = []
+        self._pids: list[tuple[int, int | None]] = []  # (worker, the zygote that forked it)
         self.stopped = False
         self.overran = False  # the run had lasted preempt_after_s when it was stopped (serve/preempt.py)
 
     def adopt(self, pid: int) -> None:
+        parent = _parent(pid)
         with self._lock:
-            self._pids.append(pid)
+            self._pids.append((pid, parent))
             stopped = self.stopped
         if stopped:
-            kill_session(pid)
+            _kill_worker(pid, parent)
 
     def stop(self) -> None:
         with self._lock:
@@ -114,8 +138,8 @@ class RunStop:
         reused by an unrelated process is never a session named here."""
         with self._lock:
             pids = list(self._pids)
-        for pid in pids:
-            kill_session(pid)
+        for pid, parent in pids:
+            _kill_worker(pid, parent)
 
 
 class _KeptZygote:
