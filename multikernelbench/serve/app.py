@@ -94,21 +94,28 @@ class _Front:
         self.tokens = self.cfg.tokens or TokenBook()
         self.limiter = RateLimiter(rate, self.cfg.max_body_bytes) if rate is not None else None
 
-    def refuse(self, status: int, reason: str, headers: dict[str, str] | None = None):
+    def refuse(self, status: int, reason: str, headers: dict[str, str] | None = None, close: bool = False):
+        """``close``: the request's body is left unread. Kept alive, the connection would still pass every byte
+        of it through the HTTP parser (uvicorn reads it to find the next request), so a flooder that re-sends
+        its refused 1.6 MB body at once cost the service's core as much as an accepted one (issue #42's soak,
+        ``--attacks flood``: -49 %). Closed, the kernel drops the rest and the client must connect again."""
         from fastapi.responses import JSONResponse
 
         self.service.metrics.count("rejected", f'status="{status}"')
+        if close:
+            headers = {**(headers or {}), "Connection": "close"}
         return JSONResponse({"error": one_line(reason)}, status_code=status, headers=headers)
 
-    def admit(self, request, declared: int = 0):
-        """``(client, None)`` for a request that may go on, else ``(client or None, the refusal)``."""
+    def admit(self, request, declared: int = 0, body: bool = False):
+        """``(client, None)`` for a request that may go on, else ``(client or None, the refusal)``; ``body``:
+        the request has a body this refusal leaves unread."""
         client = self.tokens.client(request.headers.get("authorization", ""))
         if client is None:
-            return None, self.refuse(401, "missing or wrong bearer token")
+            return None, self.refuse(401, "missing or wrong bearer token", close=body)
         wait = self.limiter.admit(client, declared) if self.limiter is not None else 0.0
         if wait > 0:
             return client, self.refuse(429, f"client {client} is over its request rate; retry in {wait:.1f} s",
-                                       {"Retry-After": retry_after(wait)})
+                                       {"Retry-After": retry_after(wait)}, close=body)
         return client, None
 
     def charge_bytes(self, client: str, n: int) -> None:
@@ -122,12 +129,13 @@ async def _submit(front: _Front, request):
 
     length = request.headers.get("content-length", "")
     declared = int(length) if length.isdigit() and len(length) < 16 else 0
-    client, refused = front.admit(request, declared)
+    unread = declared > 0 or "transfer-encoding" in request.headers
+    client, refused = front.admit(request, declared, body=unread)
     if refused is not None:
         return refused
     idem = request.headers.get("idempotency-key")
     if idem is not None and not IDEMPOTENCY_KEY.fullmatch(idem):
-        return front.refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -")
+        return front.refuse(400, "Idempotency-Key must be 8 to 128 characters of A-Z a-z 0-9 . _ : -", close=unread)
     cfg = front.cfg
     try:
         try:
@@ -135,7 +143,7 @@ async def _submit(front: _Front, request):
         except Rejected as exc:  # an oversized body was read up to the limit
             if exc.status == 413:
                 front.charge_bytes(client, cfg.max_body_bytes - declared)
-            raise
+            return front.refuse(exc.status, exc.reason, close=True)
         front.charge_bytes(client, len(body) - declared)
         subs = parse_submissions(body, front.service)
         jobs = await anyio.to_thread.run_sync(front.service.submit, client, subs, idem)
