@@ -39,7 +39,7 @@ from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import EvalResult
 from multikernelbench.store import Label, ResultStore
-from multikernelbench.util.procs import kill_session
+from multikernelbench.util.procs import kill_session, parent_and_session
 
 if TYPE_CHECKING:
     from multikernelbench.serve.jobtypes import Job, LaneHost
@@ -90,11 +90,8 @@ def run_config(lane: EngineConfig, fresh: int, budget: float | None) -> EngineCo
 
 
 def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
+    found = parent_and_session(pid)
+    return found[0] if found else None
 
 
 def _kill_worker(pid: int, parent: int | None) -> None:
