@@ -143,7 +143,7 @@ def test_load_factor_and_its_cap():
     assert QUIET.factor == 1.0 and not QUIET.oversubscribed
     assert BUSY.factor == 2.5 and BUSY.oversubscribed
     assert HostLoad(2, 100, 90.0, 100.0, 50.0).factor == MAX_FACTOR
-    assert host_load.worst(QUIET, None, BUSY) is BUSY
+    assert host_load.worst(QUIET, None, BUSY) == BUSY
 
 
 def test_waiting_for_a_quieter_host_is_bounded():

@@ -91,7 +91,8 @@ def decide_clock(found: Audit, evidence: TimingEvidence) -> ClockDecision:
     load-sensitive is timed again (``retry``); ``evidence.confirming``: this is the timing that confirms them.
     On an oversubscribed host, findings that load can excuse convict only when their excess exceeds the quiet
     bound by more than the load's factor (engine/host_load.py), else the result is flagged "inconclusive under
-    load" and not convicted. Anything else the clock found convicts."""
+    load" and not convicted. Beside other processes on the GPU (engine/gpu_neighbours.py) no load-sensitive
+    finding convicts: a time slice of theirs has no factor to scale by. Anything else the clock found convicts."""
     if not found.found:
         return ClockDecision()
     all_load = all(f.load_sensitive for f in found.found)
@@ -99,6 +100,11 @@ def decide_clock(found: Audit, evidence: TimingEvidence) -> ClockDecision:
         return ClockDecision(retry="; ".join(found.findings))
     texts = found.findings
     load = evidence.load
+    if load is not None and load.gpu_shared and all_load:
+        return ClockDecision(inconclusive=(
+            f"{INCONCLUSIVE}: {'; '.join(texts)}; {load.gpu_others} other process(es) held a context on the GPU "
+            "(engine/gpu_neighbours.py), which time-slices their kernels with this timing's renewals, so no "
+            "excess can be told from theirs; no speedup is reported"))
     if load is not None and load.oversubscribed and all_load:
         beyond = [f for f in found.found if f.margin > load.factor or not f.excused_by_load]
         if not beyond:

@@ -40,6 +40,13 @@ class HostLoad:
     load1: float | None
     psi_some_avg10: float | None  # percent
     psi_full_avg10: float | None
+    #: Compute processes on the timed GPU outside this run's process tree (engine/gpu_neighbours.py); None
+    #: when not read (a CPU timing, no NVML). The GPU time-slices between them and this timing's worker.
+    gpu_others: int | None = None
+
+    @property
+    def gpu_shared(self) -> bool:
+        return bool(self.gpu_others)
 
     @property
     def runnable_others(self) -> float:
@@ -61,7 +68,8 @@ class HostLoad:
 
     def label(self) -> str:
         psi = f", cpu pressure {self.psi_some_avg10:.0f} %" if self.psi_some_avg10 is not None else ""
-        return f"{self.runnable_others:.1f} runnable on {self.cores} cores{psi}"
+        gpu = f", {self.gpu_others} other process(es) on the GPU" if self.gpu_others else ""
+        return f"{self.runnable_others:.1f} runnable on {self.cores} cores{psi}{gpu}"
 
 
 @dataclass(frozen=True)

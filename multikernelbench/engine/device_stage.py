@@ -18,7 +18,7 @@ from pathlib import Path
 from multikernelbench.anticheat.clock_audit import AskLog
 from multikernelbench.anticheat.sched_idle import read_snapshot
 from multikernelbench.anticheat.timing_judge import judge, recalibrated
-from multikernelbench.anticheat.timing_records import CleanTiming, TimingEvidence
+from multikernelbench.anticheat.timing_records import CleanTiming, HostLoad, TimingEvidence
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine import host_load
 from multikernelbench.engine.clean_reference import CleanReference
@@ -250,7 +250,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 self.turns.dismiss(session.worker)
                 session.close()  # in the turn: a worker's exit is work on the device
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
-        quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s)
+        quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s, read=self._load)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
         with self.turns.exclusive(self):  # recalibrated beside it, while no process of this candidate runs
             before = self._time_clean(shape, seeds.weight) if self._clean_wanted() else None
@@ -289,7 +289,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         log = self._ask_log(session)
-        load_before = host_load.sample()
+        load_before = self._load()
         t0 = time.perf_counter()
         reply, payload = session.call(
             Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
@@ -297,7 +297,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=logged(log, planner))
         log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
-        load = host_load.worst(load_before, host_load.sample())
+        load = host_load.worst(load_before, self._load())
         out.host_load = {"timing": load.to_dict() if load else None,
                          "clean": clean.load.to_dict() if clean is not None and clean.load else None}
         out.timing_shape = dict(shape)
@@ -367,19 +367,23 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
         try:
             log = self._ask_log(session)
-            load_before = host_load.sample()
+            load_before = self._load()
             planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
             reply, _ = session.call(
                 Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
                 timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
                 what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
             log.close()
-            return clean_timing(log, reply, host_load.worst(load_before, host_load.sample()))
+            return clean_timing(log, reply, host_load.worst(load_before, self._load()))
         except Verdict as v:
             return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
         finally:
             self.sessions.remove(session)
             session.close()
+
+    def _load(self) -> HostLoad:
+        """The host's load now, with the other processes on this lane's GPU (engine/gpu_neighbours.py)."""
+        return host_load.sample(self.refs.neighbours)
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction

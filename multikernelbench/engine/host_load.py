@@ -12,16 +12,19 @@ anticheat/timing_records.py's, this module reads it).
 
 The readings: ``/proc/pressure/cpu`` (the share of the last 10 s in which some, or all, non-idle tasks waited
 for a core), ``procs_running`` of ``/proc/stat`` (runnable tasks now, the reader included) and the 1-minute
-load average. None of them comes from a worker.
+load average. None of them comes from a worker. Where the timing runs on a GPU, also the number of other processes
+on that GPU (engine/gpu_neighbours.py: another kind of load the CPU readings cannot see).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from multikernelbench.anticheat.timing_records import HostLoad
 from multikernelbench.engine.build_gate import runnable_threads
+from multikernelbench.engine.gpu_neighbours import GpuNeighbours
 from multikernelbench.util.procs import usable_cores
 
 
@@ -33,8 +36,9 @@ def _read(path: str) -> str:
         return ""
 
 
-def sample() -> HostLoad:
-    """The host's load now (missing readings are None: not Linux, no PSI in this kernel)."""
+def sample(gpu: GpuNeighbours | None = None) -> HostLoad:
+    """The host's load now (missing readings are None: not Linux, no PSI in this kernel), with the other processes
+    on ``gpu`` when one is given."""
     running = runnable_threads()
     avg = _read("/proc/loadavg").split()
     some = full = None
@@ -44,22 +48,29 @@ def sample() -> HostLoad:
             some = float(fields.get("avg10", "nan"))
         elif line.startswith("full"):
             full = float(fields.get("avg10", "nan"))
-    return HostLoad(usable_cores(), running, float(avg[0]) if avg else None, some, full)
+    others = gpu.count() if gpu is not None else None
+    return HostLoad(usable_cores(), running, float(avg[0]) if avg else None, some, full, others)
 
 
 def worst(*loads: HostLoad | None) -> HostLoad | None:
-    """The busiest of several readings (before and after a timing)."""
+    """The busiest of several readings (before and after a timing), with the most other processes on the GPU
+    that any of them saw."""
     known = [x for x in loads if x is not None]
-    return max(known, key=lambda x: x.factor) if known else None
+    if not known:
+        return None
+    busiest = max(known, key=lambda x: x.factor)
+    gpu = max((x.gpu_others for x in known if x.gpu_others is not None), default=None)
+    return busiest if busiest.gpu_others == gpu else replace(busiest, gpu_others=gpu)
 
 
 def wait_quieter(max_wait_s: float, target: float = 1.0, *, read: Callable[[], HostLoad] = sample,
                  sleep: Callable[[float], None] = time.sleep, first_s: float = 0.5) -> HostLoad:
-    """Wait, doubling the pause from ``first_s``, until the host's factor is at most ``target`` or
-    ``max_wait_s`` is spent; the last reading. Bounded: a host that never quietens costs ``max_wait_s`` once."""
+    """Wait, doubling the pause from ``first_s``, until the host's factor is at most ``target`` and no other
+    process is on the GPU, or ``max_wait_s`` is spent; the last reading. Bounded: a host that never quietens
+    costs ``max_wait_s`` once."""
     load = read()
     waited, pause = 0.0, first_s
-    while load.factor > target and waited + pause <= max_wait_s:
+    while (load.factor > target or load.gpu_shared) and waited + pause <= max_wait_s:
         sleep(pause)
         waited += pause
         pause *= 2

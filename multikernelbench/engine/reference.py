@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from multikernelbench.engine.gpu_neighbours import GpuNeighbours
 from multikernelbench.engine.precision import strict_fp32
 from multikernelbench.tasks.gates import flatten_outputs
 from multikernelbench.tasks.module import make_inputs, make_model, materialize
@@ -114,6 +115,8 @@ class ReferenceService:
     def __init__(self, device: torch.device | str) -> None:
         strict_fp32()
         self.device = torch.device(device)
+        #: Other processes on this device's GPU, read beside every timing of the lane (engine/gpu_neighbours.py).
+        self.neighbours = (GpuNeighbours(self.device.index or 0) if self.device.type == "cuda" else None)
         self._tasks: dict[str, _TaskRefs] = {}
         self.computed = 0  # reference forwards run (tests check reuse with it)
 
