@@ -28,7 +28,8 @@ import contextlib
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from multikernelbench.util.procs import signal_sessions
@@ -65,6 +66,32 @@ class Turns(Protocol):
 
     def dismiss(self, worker: Pausable) -> None:
         """``worker`` is about to end (or never ran candidate code): no longer stopped for clocks."""
+
+
+def _note(owner: object, what: str) -> None:
+    """A line in the owner's ``--trace``, when it keeps one (a device stage has ``trace`` and ``who``)."""
+    trace, who = getattr(owner, "trace", None), getattr(owner, "who", None)
+    if callable(trace) and isinstance(who, str):
+        trace(who, what)
+
+
+@contextlib.contextmanager
+def _traced(owner: object, acquire: Callable[[], object], release: Callable[[], None]) -> Iterator[None]:
+    """A clock's turn with its edges in the owner's trace: when it was taken, how long it was waited for and
+    held. Why: only the timed samples need the GPU alone, and what else a turn holds is what throughput pays
+    for one for one (issue #44); scripts/throughput/clock_phases.py reads these lines. The given-back line is
+    written before the release, so the trace stays in the turns' order."""
+    asked = time.perf_counter()
+    acquire()
+    taken = time.perf_counter()
+    try:
+        _note(owner, f"clock turn taken after waiting {taken - asked:.2f} s")
+        yield
+    finally:
+        try:
+            _note(owner, f"clock turn given back after {time.perf_counter() - taken:.2f} s")
+        finally:
+            release()
 
 
 class GpuTurns:
@@ -192,13 +219,8 @@ class GpuTurns:
                     self._writer = None
                     self._cond.notify_all()
 
-    @contextlib.contextmanager
-    def exclusive(self, owner: object = None) -> Iterator[None]:
-        self.acquire_exclusive(owner)
-        try:
-            yield
-        finally:
-            self.release_exclusive()
+    def exclusive(self, owner: object = None) -> contextlib.AbstractContextManager[None]:
+        return _traced(owner, lambda: self.acquire_exclusive(owner), self.release_exclusive)
 
     def state(self) -> tuple[int, bool, int]:
         """(threads holding the shared side, whether the exclusive side is held, clocks waiting): for tests."""
@@ -212,16 +234,16 @@ class OneTurn:
     def __init__(self, lock: threading.Lock) -> None:
         self.lock = lock
 
-    def shared(self) -> contextlib.AbstractContextManager[None]:
-        return self.exclusive()
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self.lock:
+            yield
 
     def loading(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    @contextlib.contextmanager
-    def exclusive(self, owner: object = None) -> Iterator[None]:
-        with self.lock:
-            yield
+    def exclusive(self, owner: object = None) -> contextlib.AbstractContextManager[None]:
+        return _traced(owner, self.lock.acquire, self.lock.release)
 
     def acquire_exclusive(self, owner: object = None) -> None:
         self.lock.acquire()
@@ -245,7 +267,7 @@ class NoTurns:
     loading = shared
 
     def exclusive(self, owner: object = None) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
+        return _traced(owner, lambda: None, lambda: None)
 
     def acquire_exclusive(self, owner: object = None) -> None:
         return None

@@ -13,7 +13,7 @@ from typing import Any
 
 from multikernelbench.anticheat import judge, refusals
 from multikernelbench.anticheat.config import AntiCheatConfig
-from multikernelbench.engine.messages import DeviceTurn, Done, ErrorKind, Failed, FreshAsk, Message, Setup
+from multikernelbench.engine.messages import DeviceTurn, Done, ErrorKind, Failed, FreshAsk, Message, Setup, Timed
 from multikernelbench.engine.sandbox import Limits, Worker, WorkerDied, WorkerTimeout
 from multikernelbench.engine.trace import Trace
 from multikernelbench.records import FailureKind, Status
@@ -38,6 +38,21 @@ def failed_verdict(reply: Failed, what: str) -> Verdict:
     failure = _KIND_TO_FAILURE.get(reply.kind, FailureKind.EXCEPTION)
     status = Status.INCORRECT if reply.kind == ErrorKind.BAD_OUTPUT_TYPE else Status.RUNTIME_ERROR
     return Verdict(status, f"{what}: {reply.error}", failure)
+
+
+def timed_split(reply: Timed) -> str | None:
+    """The worker's own account of a Time request as a trace line: its timer's wall (warm-up, planning, samples
+    and input renewals), the timed samples' sum and the renewals'. Why: a clock holds its GPU's exclusive turn,
+    and only the samples need it; scripts/throughput/clock_phases.py splits the request by this line (issue
+    #44). The numbers come from the worker and are only reported here (the clock audit judges them); None when
+    they are not numbers. No name from the reply goes into the line, so it cannot forge another one."""
+    try:
+        samples_ms = sum(sum(float(v) for v in s) * int(reply.calls.get(name, 1)) for name, s in reply.series.items())
+        runs = sum(len(s) for s in reply.series.values())
+        return (f"time split: measure {float(reply.wall_ms) / 1e3:.3f} s, samples {samples_ms / 1e3:.3f} s, "
+                f"renewals {float(reply.fresh_ms) / 1e3:.3f} s, runs {runs}, fresh calls {int(reply.fresh_calls)}")
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return None
 
 
 class WorkerSession:
@@ -96,6 +111,7 @@ class WorkerSession:
                     self.worker.send(on_turn(reply).to_header())
                     continue
                 break
+            self._trace_split(reply)
         except WorkerTimeout as exc:
             raise Verdict(Status.TIMEOUT, f"{what}: {exc}") from None
         except WorkerDied as exc:
@@ -124,6 +140,11 @@ class WorkerSession:
             raise Verdict(Status.CHEAT_DETECTED, f"{what}: the worker answered {type(reply).__name__} to {kind} "
                           "(something other than the harness wrote to its channel)")
         return reply, data
+
+    def _trace_split(self, reply: Message) -> None:
+        split = timed_split(reply) if self.trace is not None and isinstance(reply, Timed) else None
+        if self.trace is not None and split is not None:
+            self.trace(self.who, split)
 
     def stdout(self) -> str:
         return self.worker.captured_stdout()
