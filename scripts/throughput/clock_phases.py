@@ -275,6 +275,7 @@ class Summary:
     turns: int
     exact: int
     turn_s: float
+    turn_p50_s: float
     span_s: float  # first turn's start to last turn's end
     phases: dict[Phase, tuple[int, float, float]]  # turns that show it, seconds in all, p50 per such turn
     ready_draining_s: float
@@ -289,6 +290,7 @@ def summarize(turns: list[Turn], gaps: list[Gap]) -> Summary:
         if values:
             phases[phase] = (len(values), sum(values), statistics.median(values))
     return Summary(len(turns), sum(t.exact for t in turns), sum(t.length for t in turns),
+                   statistics.median(t.length for t in turns) if turns else 0.0,
                    (turns[-1].end - turns[0].start) if turns else 0.0, phases,
                    sum(g.ready_draining for g in gaps), sum(g.ready_free for g in gaps), sum(g.unready for g in gaps))
 
