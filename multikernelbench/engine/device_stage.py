@@ -8,22 +8,25 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from multikernelbench.anticheat.clock_audit import AskLog
 from multikernelbench.anticheat.sched_idle import read_snapshot
 from multikernelbench.anticheat.timing_judge import judge, recalibrated
-from multikernelbench.anticheat.timing_records import CleanTiming, HostLoad, TimingEvidence
+from multikernelbench.anticheat.timing_records import CleanTiming, TimingEvidence, TimingVerdict
 from multikernelbench.backends.base import Backend
 from multikernelbench.engine import host_load
 from multikernelbench.engine.clean_reference import CleanReference
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.device_baseline import BaselineSteps
+from multikernelbench.engine.device_clean import CleanSteps
 from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_for
@@ -35,7 +38,6 @@ from multikernelbench.engine.timed_outputs import logged, verify_timed
 from multikernelbench.engine.timing_verdict import (
     ClockRetry,
     apply_speed,
-    clean_timing,
     enforce_bounds,
     enforce_claim,
     enforce_clock,
@@ -60,7 +62,7 @@ def worker_limits(config: EngineConfig, backend: Backend) -> Limits:
                   run_as_uid=config.worker_uid if drop else -1, run_as_gid=config.worker_gid if drop else -1)
 
 
-class CandidateEvaluation(TrialSteps, BaselineSteps):
+class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
     """The device stage of one candidate: load, correctness trials, timing, verification of timed calls."""
 
     def __init__(self, task: Task, source: str, build_dir: Path, backend: Backend, config: EngineConfig,
@@ -120,19 +122,6 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 self._prepared_clean = self._start_worker(warm_device=True)
             except Exception:  # noqa: BLE001 - the clean timing starts its own worker and reports its failure
                 self._prepared_clean = None
-
-    def _clean_key(self, shape: dict, weight_seed: int) -> tuple:
-        """What the run's clean-reference timings are kept under (one per task, timing shape and weight seed)."""
-        return (self.task.id, tuple(sorted(shape.items())), weight_seed)
-
-    def _clean_key_pending(self) -> bool:
-        """Whether this candidate's timing will need a clean reference worker (none timed yet for its key)."""
-        ac, cfg = self.config.anticheat, self.config
-        if cfg.reference_only or cfg.skip_timing or not self.backend.timing_available:
-            return False
-        key = self._clean_key(self.task.shape_for_timing(self.backend.times_on_cpu_shape),
-                              self.seeds.for_task(self.task).weight)
-        return ac.clean_reference and ac.runtime_checks and not self.clean.has(key)
 
     def _unused_prepared(self) -> list[WorkerSession]:
         out = [s for s in (self._prepared, self._prepared_clean) if s is not None]
@@ -234,13 +223,13 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 return
         n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
+        after: Callable[[], None] | None = None
         with self.turns.exclusive(self):  # the clocks (and the clean reference's, made inside): alone on the GPU
             if self.config.reference_only:
                 self._time_reference(session, out, seeds.weight, shape, compiled, planner)
                 return
             try:
-                self._time(session, out, seeds.weight, shape, compiled, planner)
-                return
+                after = self._time(session, out, seeds.weight, shape, compiled, planner)
             except ClockRetry as first:
                 del out.flags[n_flags:]  # the first timing's notes: the second one's replace them
                 out.flags.append(Flag(FlagKind.CLOCK_RETIMED,
@@ -249,6 +238,9 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
                 self.sessions.remove(session)
                 self.turns.dismiss(session.worker)
                 session.close()  # in the turn: a worker's exit is work on the device
+        if after is not None:
+            with self.turns.shared():  # the timed outputs' verification: the parent's GPU work, no clock of its own
+                return after()
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
         quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s, read=self._load)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
@@ -263,7 +255,9 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             self.report.trials, self.report.passed = counted  # passed again: the report counts the task's trials
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.turns.exclusive(self):
-            self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
+            after = self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
+        with self.turns.shared():
+            after()
 
     def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
@@ -280,9 +274,11 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
-              planner: FreshPlanner, confirming: bool = False, before: CleanTiming | None = None) -> None:
+              planner: FreshPlanner, confirming: bool = False,
+              before: CleanTiming | None = None) -> Callable[[], None]:
         """``confirming``: the audit is judged by the clean worker recalibrated ``before`` this timing and right
-        after it, with the candidate's worker stopped (anticheat/timing_judge.py, ``recalibrated``)."""
+        after it, with the candidate's worker stopped (anticheat/timing_judge.py, ``recalibrated``). Returns the
+        rest of the verdict, which needs no clock (:meth:`_judge_outputs`), for the caller's shared turn."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
         clean = self._clean_timing(shape, weight_seed)
@@ -326,8 +322,20 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
             roofline_fraction=self._roofline(on_cpu, cand.median_ms) if cand is not None else None)
         verdict = judge(evidence)  # every finding (anticheat/timing_judge.py); carried out in the order below
         enforce_clock(verdict, out)  # raises Verdict on work outside the clock, ClockRetry on load-sensitive ones
+        return functools.partial(self._judge_outputs, planner, reply, payload, shape, weight_seed, evidence, verdict,
+                                 out)
+
+    def _judge_outputs(self, planner: FreshPlanner, reply: Timed, payload: Any, shape: dict, weight_seed: int,
+                       evidence: TimingEvidence, verdict: TimingVerdict, out: DeviceOutcome) -> None:
+        """After the clock: the timed calls' outputs checked against the reference the parent computes on the GPU,
+        then the speed figures and their bounds. Outside the exclusive turn (issue #44): it starts no clock, and
+        inside it held the GPU's clocks 7.4 s of a 63 s cached run (benchmarks/throughput/README.md)."""
+        cfg = self.config
         if cfg.check_timed_outputs:
+            t0 = time.perf_counter()
+            self.trace(self.who, "verify start (the timed calls' outputs against the reference, in a shared turn)")
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
+            self.trace(self.who, f"verify end after {time.perf_counter() - t0:.1f} s")
         apply_speed(evidence, verdict, out)
         out.roofline_fraction = evidence.roofline_fraction
         if cfg.check_timed_outputs:
@@ -345,45 +353,6 @@ class CandidateEvaluation(TrialSteps, BaselineSteps):
         own = os.getpid()  # every thread of the parent: the one answering this session's requests and a GIL holder
         return AskLog(cpu_clock=lambda: cpu_seconds(pid), sched_clock=lambda: read_snapshot(pid),
                       own_clock=lambda: read_snapshot(own))
-
-    def _clean_timing(self, shape: dict, weight_seed: int) -> CleanTiming | None:
-        """The reference timed by a worker that never loads candidate code: once per task, shape and run
-        (cached across lanes), in the exclusive turn the caller holds. None when switched off; a clean worker
-        that fails leaves the audit without its noise floor and the result without the cross-check (flagged)."""
-        if not self._clean_wanted():
-            return None
-        return self.clean.get(self._clean_key(shape, weight_seed), lambda: self._time_clean(shape, weight_seed))
-
-    def _clean_wanted(self) -> bool:
-        ac = self.config.anticheat
-        return ac.clean_reference and ac.runtime_checks
-
-    def _time_clean(self, shape: dict, weight_seed: int) -> CleanTiming:
-        """One timing of the reference in a fresh clean worker (uncached), in the caller's exclusive turn."""
-        cfg = self.config
-        try:
-            session = self._session(load=False)
-        except Verdict as v:
-            return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
-        try:
-            log = self._ask_log(session)
-            load_before = self._load()
-            planner = FreshPlanner(cfg.timing, next_seed=lambda: self.seeds.next("clean", self.task.id))
-            reply, _ = session.call(
-                Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), reference_only=True),
-                timeout=cfg.run_timeout_s + 2 * cfg.timing.budget_s,
-                what="timing the reference in a clean worker", expect=Timed, on_fresh=logged(log, planner))
-            log.close()
-            return clean_timing(log, reply, host_load.worst(load_before, self._load()))
-        except Verdict as v:
-            return CleanTiming.failed(f"{v.status.value}: {v.message[:300]}")
-        finally:
-            self.sessions.remove(session)
-            session.close()
-
-    def _load(self) -> HostLoad:
-        """The host's load now, with the other processes on this lane's GPU (engine/gpu_neighbours.py)."""
-        return host_load.sample(self.refs.neighbours)
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction
