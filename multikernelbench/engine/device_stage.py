@@ -8,7 +8,6 @@ are compared against the reference recomputed for the same seeds (engine/fresh.p
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import time
@@ -223,13 +222,13 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
                 return
         n_flags = len(out.flags)
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
-        after: Callable[[], None] | None = None
         with self.turns.exclusive(self):  # the clocks (and the clean reference's, made inside): alone on the GPU
             if self.config.reference_only:
                 self._time_reference(session, out, seeds.weight, shape, compiled, planner)
                 return
             try:
-                after = self._time(session, out, seeds.weight, shape, compiled, planner)
+                self._time(session, out, seeds.weight, shape, compiled, planner)
+                return
             except ClockRetry as first:
                 del out.flags[n_flags:]  # the first timing's notes: the second one's replace them
                 out.flags.append(Flag(FlagKind.CLOCK_RETIMED,
@@ -238,9 +237,6 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
                 self.sessions.remove(session)
                 self.turns.dismiss(session.worker)
                 session.close()  # in the turn: a worker's exit is work on the device
-        if after is not None:
-            with self.turns.shared():  # the timed outputs' verification: the parent's GPU work, no clock of its own
-                return after()
         # Re-timed at a quieter moment where the host gets quieter within the bound (engine/host_load.py).
         quiet = host_load.wait_quieter(self.config.anticheat.quiet_wait_s, read=self._load)
         self.trace(self.who, f"confirming timing with {quiet.label()}")
@@ -255,9 +251,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
             self.report.trials, self.report.passed = counted  # passed again: the report counts the task's trials
         session, shape, compiled, planner = self._prepare_timing(session, out, seeds.weight)
         with self.turns.exclusive(self):
-            after = self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
-        with self.turns.shared():
-            after()
+            self._time(session, out, seeds.weight, shape, compiled, planner, confirming=True, before=before)
 
     def _prepare_timing(self, session: WorkerSession, out: DeviceOutcome,
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
@@ -274,11 +268,9 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
-              planner: FreshPlanner, confirming: bool = False,
-              before: CleanTiming | None = None) -> Callable[[], None]:
+              planner: FreshPlanner, confirming: bool = False, before: CleanTiming | None = None) -> None:
         """``confirming``: the audit is judged by the clean worker recalibrated ``before`` this timing and right
-        after it, with the candidate's worker stopped (anticheat/timing_judge.py, ``recalibrated``). Returns the
-        rest of the verdict, which needs no clock (:meth:`_judge_outputs`), for the caller's shared turn."""
+        after it, with the candidate's worker stopped (anticheat/timing_judge.py, ``recalibrated``)."""
         cfg = self.config
         on_cpu = self.backend.times_on_cpu_shape
         clean = self._clean_timing(shape, weight_seed)
@@ -322,18 +314,19 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
             roofline_fraction=self._roofline(on_cpu, cand.median_ms) if cand is not None else None)
         verdict = judge(evidence)  # every finding (anticheat/timing_judge.py); carried out in the order below
         enforce_clock(verdict, out)  # raises Verdict on work outside the clock, ClockRetry on load-sensitive ones
-        return functools.partial(self._judge_outputs, planner, reply, payload, shape, weight_seed, evidence, verdict,
-                                 out)
+        self._judge_outputs(planner, reply, payload, shape, weight_seed, evidence, verdict, out)
 
     def _judge_outputs(self, planner: FreshPlanner, reply: Timed, payload: Any, shape: dict, weight_seed: int,
                        evidence: TimingEvidence, verdict: TimingVerdict, out: DeviceOutcome) -> None:
         """After the clock: the timed calls' outputs checked against the reference the parent computes on the GPU,
-        then the speed figures and their bounds. Outside the exclusive turn (issue #44): it starts no clock, and
-        inside it held the GPU's clocks 7.4 s of a 63 s cached run (benchmarks/throughput/README.md)."""
+        then the speed figures and their bounds. In the clock's exclusive turn although it starts no clock (7.4 s
+        of a 63 s cached run's 43 s of turns): moved to a shared turn, beside other lanes' checks, the parent's and
+        the workers' GPU memory overflowed with 4 lanes on an 80 GB H100 (7 of 36 honest candidates failed with
+        CUDA out of memory; benchmarks/throughput/README.md, 2026-12-05 third session)."""
         cfg = self.config
         if cfg.check_timed_outputs:
             t0 = time.perf_counter()
-            self.trace(self.who, "verify start (the timed calls' outputs against the reference, in a shared turn)")
+            self.trace(self.who, "verify start (the timed calls' outputs against the reference)")
             verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
             self.trace(self.who, f"verify end after {time.perf_counter() - t0:.1f} s")
         apply_speed(evidence, verdict, out)
