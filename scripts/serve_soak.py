@@ -12,8 +12,10 @@ so it is evaluated) and long-poll their results. Hostile clients, each with its 
 * queue flooders: new (failing) sources up to their client's cap, again as soon as one finishes.
 
 Prints one JSON line per phase: honest submit latency p50/p99 (s), honest results per minute, server peak
-RSS (VmHWM of the service process, MB) and its RSS at the end, and the host's load average (lowest and
-highest, sampled every 5 s: the machine may be shared). Bounded: every loop stops at its phase's end.
+RSS (VmHWM of the service process, MB) and its RSS at the end, the host's load average (lowest and
+highest, sampled every 5 s: the machine may be shared), and ``cpu_s``: CPU seconds of the phase per thread of
+the service, its zygotes and workers, the honest clients and core 0 as a whole (scripts/serve_cpu.py).
+Bounded: every loop stops at its phase's end.
 
     python scripts/serve_soak.py --honest 4 --seconds 60
     python scripts/serve_soak.py --honest 4 --seconds 60 --hostile-cpus 1 --service-cpus 0
@@ -31,6 +33,7 @@ import json
 import multiprocessing
 import os
 import secrets
+import shlex
 import signal
 import socket
 import statistics
@@ -42,6 +45,7 @@ import time
 from pathlib import Path
 
 import httpx
+from serve_cpu import CpuSampler
 
 RELU = "activation.relu"
 HEAD = "import torch\nimport torch.nn as nn\n"
@@ -83,12 +87,12 @@ def pin(cpus: set[int] | None) -> None:
 
 
 def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, lanes: int,
-                 cpus: set[int] | None = None) -> subprocess.Popen:
+                 cpus: set[int] | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
            "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", str(batch_size),
-           "--lanes", str(lanes), "--max-connections", "256", "--header-timeout", "5"]
+           "--lanes", str(lanes), "--max-connections", "256", "--header-timeout", "5", *extra]
     env = dict(os.environ, MKB_ALLOW_CODE_EXECUTION="1")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "log", "ab"),
                             start_new_session=True, preexec_fn=(lambda: pin(cpus)) if cpus else None)
@@ -280,8 +284,26 @@ def warm_up(url: str, token: str) -> None:
                 pass
 
 
+def counters(url: str, token: str) -> dict[str, float]:
+    """The service's counters (``/metrics``: refusals by status, jobs by outcome, preemptions, seconds per
+    stage), to divide the phase's CPU by what it was spent on."""
+    try:
+        text = httpx.get(f"{url}/metrics", headers={"Authorization": f"Bearer {token}"}, timeout=30).text
+    except httpx.HTTPError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name.startswith("mkb_") and ("_total" in name or "seconds_sum" in name or "seconds_count" in name):
+            out[name[4:]] = float(value)
+    return out
+
+
 def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -> dict:
+    before = counters(url, tokens["honest0"])
     phase = Phase(args.seconds)
+    cpu = CpuSampler(pid)
+    cpu.start()
     threads = [threading.Thread(target=honest, args=(url, tokens[f"honest{i}"], phase, i, args.new_every))
                for i in range(args.honest)]
     attackers = None
@@ -298,12 +320,14 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
     while phase.live():
         time.sleep(min(5.0, max(0.0, phase.end - time.monotonic())))
         loads.append(load_average())
+    cpu.stop()
     for t in threads:
         t.join(args.seconds + 60)
     if attackers is not None:
         attackers.join(60)
         if attackers.is_alive():
             attackers.kill()
+    after = counters(url, tokens["honest0"])
     lat = sorted(phase.latencies)
     p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan")
     return {"phase": "with hostile" if hostile else "honest only", "honest_clients": args.honest,
@@ -313,7 +337,8 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "server_peak_rss_mb": round(proc_mb(pid, "VmHWM"), 1), "server_rss_mb": round(proc_mb(pid, "VmRSS"), 1),
             "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
             "attacks": args.attacks if hostile else "", "service_cpus": args.service_cpus,
-            "hostile_cpus": args.hostile_cpus if hostile else None, "errors": phase.errors}
+            "hostile_cpus": args.hostile_cpus if hostile else None, "service_args": args.service_args, "errors": phase.errors,
+            "cpu_s": cpu.report(), "counted": {k: v - before.get(k, 0) for k, v in after.items()}}
 
 
 def main() -> int:
@@ -332,13 +357,16 @@ def main() -> int:
                     help="pin the hostile clients' process to these cores (e.g. 1, or 2-3)")
     ap.add_argument("--service-cpus", default=None, metavar="CPUS",
                     help="pin the service and the honest clients to these cores (e.g. 0)")
+    ap.add_argument("--service-args", default="", metavar="ARGS",
+                    help="more options for mkb serve, e.g. '--refuse-in-app' (an A/B of the service's code)")
     args = ap.parse_args()
     pin(cpu_set(args.service_cpus))  # the honest clients run in this process
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
     tokens = {n: secrets.token_hex(16) for n in names}
     with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
         port = free_port()
-        proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes, cpu_set(args.service_cpus))
+        proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes, cpu_set(args.service_cpus),
+                            tuple(shlex.split(args.service_args)))
         url = f"http://127.0.0.1:{port}"
         try:
             warm_up(url, tokens["honest0"])

@@ -39,7 +39,7 @@ from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import EvalResult
 from multikernelbench.store import Label, ResultStore
-from multikernelbench.util.procs import kill_session, parent_and_session
+from multikernelbench.util.procs import kill_session, name_thread, parent_and_session
 
 if TYPE_CHECKING:
     from multikernelbench.serve.jobtypes import Job, LaneHost
@@ -226,6 +226,7 @@ class _Lane:
             return stop
 
     def loop(self) -> None:
+        name_thread(f"mkb-lane-{self.index}")  # and the threads its runs start (scripts/serve_cpu.py)
         store = WriteOnlyStore(self.service.config.db)
         store.muted = self.stopping
         try:

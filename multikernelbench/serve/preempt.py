@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from multikernelbench.engine.build_stage import read_marker
+from multikernelbench.util.procs import name_thread
 
 if TYPE_CHECKING:
     from multikernelbench.records import EvalResult
@@ -98,6 +99,7 @@ class Preemptor:
         self.thread = threading.Thread(target=self.loop, name="mkb-serve-preempt", daemon=True)
 
     def loop(self) -> None:
+        name_thread("mkb-preempt")
         svc = self.service
         while True:
             with svc.lock:
