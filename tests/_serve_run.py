@@ -20,14 +20,15 @@ def free_port() -> int:
 @contextlib.contextmanager
 def served(app: Any, limits: Any = None, start_timeout_s: float = 30.0) -> Iterator[int]:
     """Serve ``app`` (serve/app.py's ``create_app``) through the service's own uvicorn configuration with
-    ``limits`` (a ConnectionLimits; the defaults when None); yields the port once the server has started and
+    ``limits`` (a ConnectionLimits; the defaults when None) and the app's gate; yields the port once the server has started and
     stops it on exit."""
     import uvicorn
 
     from multikernelbench.serve.limits import ConnectionLimits, uvicorn_config
 
     port = free_port()
-    srv = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, limits or ConnectionLimits()))
+    gate = getattr(getattr(app, "state", None), "gate", None)  # refusals before the app, as mkb serve makes them
+    srv = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, limits or ConnectionLimits(), gate=gate))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     end = time.monotonic() + start_timeout_s

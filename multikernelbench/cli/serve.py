@@ -24,6 +24,9 @@ def add_parser(sub) -> None:
                         f"from {TOKEN_ENV}; tokens are never taken from the command line. Required off loopback")
     p.add_argument("--token", default=None, help=argparse.SUPPRESS)  # refused with a reason (argv is public)
     p.add_argument("--max-connections", type=int, default=512, help="open connections (capped by the fd limit)")
+    p.add_argument("--refuse-in-app", action="store_true",
+                   help="refuse requests without a valid token or over their rate in the app, not in the HTTP "
+                        "protocol before it (slower; for comparison: benchmarks/serve/README.md)")
     p.add_argument("--header-timeout", type=float, default=10.0, help="seconds a connection has to send its headers")
     p.add_argument("--allow-code-execution", action="store_true",
                    help="required (or MKB_ALLOW_CODE_EXECUTION=1): submissions are untrusted code")
@@ -47,6 +50,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rate-burst", type=float, default=5.0, metavar="S",
                    help="seconds of those rates a quiet client may send at once (the byte burst is at least one "
                         "largest body)")
+    p.add_argument("--http-nice", type=int, default=10, metavar="N",
+                   help="nice of the HTTP front's thread (and the service's own session) above the evaluations, so "
+                        "they get a shared core first (default 10; 0: off)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="evaluate on a Ray cluster (as `mkb eval --ray`)")
     add_engine_options(p)
@@ -110,7 +116,8 @@ def run(args) -> int:
                                         max_pending_per_client=args.max_pending, max_items_per_request=args.max_items,
                                         max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size,
                                         lanes=args.lanes, lanes_per_client=args.lanes_per_client,
-                                        preempt_after_s=args.preempt_after, max_preemptions=args.max_preemptions),
+                                        preempt_after_s=args.preempt_after, max_preemptions=args.max_preemptions,
+                                        http_nice=args.http_nice),
                           tasks)
     rate = RateLimits(requests_per_s=args.rate_requests, bytes_per_s=args.rate_kb * 1024, burst_s=args.rate_burst)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
@@ -118,8 +125,9 @@ def run(args) -> int:
           file=sys.stderr)
     try:
         limits = ConnectionLimits(max_connections=descriptor_budget(args.max_connections),
-                                  header_timeout_s=args.header_timeout)
-        uvicorn.Server(uvicorn_config(create_app(service, rate), args.host, args.port, limits)).run()
+                                  header_timeout_s=args.header_timeout, early_refusals=not args.refuse_in_app)
+        app = create_app(service, rate)
+        uvicorn.Server(uvicorn_config(app, args.host, args.port, limits, gate=app.state.gate)).run()
     finally:
         service.close()
     return 0

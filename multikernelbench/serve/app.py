@@ -10,18 +10,23 @@ tokens; the token's name is the client.
 A rejected request is a 4xx whose body is ``{"error": "<one line>"}`` and nothing of it is queued (see
 serve/parse.py). A long-poll waits on an event set by a lane's thread, not on a thread of the pool that
 submissions use, and ends as soon as its client hangs up. Each client's requests and request bytes pass
-token buckets (serve/ratelimit.py): past them a 429 with ``Retry-After``.
+token buckets (serve/ratelimit.py): past them a 429 with ``Retry-After``. Served by ``mkb serve``, the token
+and the buckets are checked by the HTTP protocol before the request reaches this app (serve/gate.py); the app's
+own check is for other servers.
 """
 
 # No ``from __future__ import annotations`` here: FastAPI reads the routes' annotations (``Request``) as
 # objects, and they are imported inside create_app (fastapi is an optional dependency).
 import asyncio
+import contextlib
 import math
 import re
 
+from multikernelbench.serve.gate import ADMITTED, Gate, declared_length
 from multikernelbench.serve.jobs import EvalService, OverLimit
 from multikernelbench.serve.parse import Rejected, one_line, parse_submissions
-from multikernelbench.serve.ratelimit import RateLimiter, RateLimits, retry_after
+from multikernelbench.serve.priority import lower_http_priority
+from multikernelbench.serve.ratelimit import RateLimiter, RateLimits
 
 __all__ = ["Rejected", "create_app", "parse_submissions"]
 
@@ -85,14 +90,16 @@ async def _job_when_done(service: EvalService, job_id: str, client: str, wait: f
 
 class _Front:
     """What every route but /health does first: who the client is (its token's name), whether it is over its
-    request rate (charged when not), and the one-line refusal when either fails."""
+    request rate (charged when not), and the one-line refusal when either fails. Served through
+    serve/limits.py's protocol with this app's ``gate``, that check was made before the request got here (a
+    refused one never does) and the scope's state names the client."""
 
     def __init__(self, service: EvalService, rate: RateLimits | None) -> None:
         from multikernelbench.serve.auth import TokenBook
 
         self.service, self.cfg = service, service.config
-        self.tokens = self.cfg.tokens or TokenBook()
-        self.limiter = RateLimiter(rate, self.cfg.max_body_bytes) if rate is not None else None
+        limiter = RateLimiter(rate, self.cfg.max_body_bytes) if rate is not None else None
+        self.gate = Gate(self.cfg.tokens or TokenBook(), limiter, service.metrics)
 
     def refuse(self, status: int, reason: str, headers: dict[str, str] | None = None, close: bool = False):
         """``close``: the request's body is left unread. Kept alive, the connection would still pass every byte
@@ -101,7 +108,7 @@ class _Front:
         ``--attacks flood``: -49 %). Closed, the kernel drops the rest and the client must connect again."""
         from fastapi.responses import JSONResponse
 
-        self.service.metrics.count("rejected", f'status="{status}"')
+        self.gate.counted(status)
         if close:
             headers = {**(headers or {}), "Connection": "close"}
         return JSONResponse({"error": one_line(reason)}, status_code=status, headers=headers)
@@ -109,26 +116,23 @@ class _Front:
     def admit(self, request, declared: int = 0, body: bool = False):
         """``(client, None)`` for a request that may go on, else ``(client or None, the refusal)``; ``body``:
         the request has a body this refusal leaves unread."""
-        client = self.tokens.client(request.headers.get("authorization", ""))
-        if client is None:
-            return None, self.refuse(401, "missing or wrong bearer token", close=body)
-        wait = self.limiter.admit(client, declared) if self.limiter is not None else 0.0
-        if wait > 0:
-            return client, self.refuse(429, f"client {client} is over its request rate; retry in {wait:.1f} s",
-                                       {"Retry-After": retry_after(wait)}, close=body)
+        admitted = (request.scope.get("state") or {}).get(ADMITTED)
+        if admitted is not None:
+            return admitted, None
+        client, refusal = self.gate.admit(request.headers.get("authorization", ""), declared)
+        if refusal is not None:
+            return client, self.refuse(refusal.status, refusal.reason, dict(refusal.headers), close=body)
         return client, None
 
     def charge_bytes(self, client: str, n: int) -> None:
-        if self.limiter is not None:
-            self.limiter.charge_bytes(client, n)
+        self.gate.charge_bytes(client, n)
 
 
 async def _submit(front: _Front, request):
     """``POST /jobs``: the body read within its limits, parsed, and queued for the client (one line if not)."""
     import anyio
 
-    length = request.headers.get("content-length", "")
-    declared = int(length) if length.isdigit() and len(length) < 16 else 0
+    declared = declared_length(request.headers.get("content-length"))
     unread = declared > 0 or "transfer-encoding" in request.headers
     client, refused = front.admit(request, declared, body=unread)
     if refused is not None:
@@ -162,9 +166,17 @@ def create_app(service: EvalService, rate: RateLimits | None = None):
     from fastapi.responses import PlainTextResponse
     from starlette.exceptions import HTTPException
 
-    app = FastAPI(title="multikernelbench evaluation service", docs_url=None, redoc_url=None, openapi_url=None)
     cfg = service.config
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        lower_http_priority(cfg.http_nice)  # in the event loop's thread, after the lanes' threads started
+        yield
+
+    app = FastAPI(title="multikernelbench evaluation service", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
     front = _Front(service, rate)
+    app.state.gate = front.gate  # for serve/limits.py's protocol: refusals before the app (uvicorn_config)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request, exc: RequestValidationError):

@@ -122,6 +122,9 @@ class ServiceConfig:
     keep_finished: int = 200_000
     #: Keep finished jobs' build folders (a warm C++ build cache; size them with the engine's quota).
     keep_builds: bool = False
+    #: Nice of the HTTP front (the event loop's thread, and the service's autogroup where it leads its own
+    #: session) above the lanes and workers, so evaluations get a shared core first (serve/priority.py); 0: off.
+    http_nice: int = 10
 
 
 class StoppedJobs(Protocol):
