@@ -3,6 +3,9 @@
 The engine test runs the real engine (Runner, subprocess workers, real timing) with two CPU lanes taking turns
 on one pseudo-device (``cpu_lanes_take_turns``) and reads the windows from the run's ``--trace`` file; the
 GPU test does the same with two lanes on one GPU and the shipped CUDA solutions.
+
+Local lanes only (not the ``executor`` fixture): the turns are taken between a runner's lane threads; a Ray CPU
+lane actor runs one job at a time, and its GPU slots share a plain lock inside the actor.
 """
 
 from __future__ import annotations

@@ -2,6 +2,12 @@
 precompiled header never serialises builds -- also with two runs sharing one cache.
 
 Real workers, real C++ builds (CPU backend), real subprocesses; nothing of the engine is mocked.
+
+The run's policy (references computed once and released after a task's last job, built or not; the time limit;
+statuses of compiled candidates that crash or hang) is tested on both executors through the ``executor`` fixture
+(tests/_executors.py). Local-only, because Ray has no such thing: build overlap (a Ray run's builds are as many as
+the cluster's free cores, not ``compile_workers``), the parent's warmed precompiled header (``mkb eval``'s own
+machine), and lanes sharing one device's turns (a Ray lane actor owns its GPU).
 """
 
 from __future__ import annotations
@@ -68,26 +74,31 @@ def test_builds_overlap(suite, tmp_path):
     assert max(r.compile_time_s for r in results) < 2 * seconds + 5, [r.compile_time_s for r in results]
 
 
-def test_references_computed_once_per_task_and_released(suite, tmp_path):
-    """Three candidates of one task and two of another: each trial's reference runs once, not per candidate,
-    and no task's references are held once its last candidate is done."""
+def test_references_computed_once_per_task_and_released(suite, tmp_path, executor):
+    """Two candidates of each of two tasks: each trial's reference runs once, not per candidate, and no task's
+    references are held once its last candidate is done -- on the local lanes and in the Ray lane actors."""
     honest = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" \
              "        return torch.clamp_min(x, 0.0)  # {k}\n"
     sig = "import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" \
           "        return torch.sigmoid(x)  # {k}\n"
-    cands = [Candidate(task_id=RELU, source=honest.format(k=k), label=f"relu{k}") for k in range(3)]
+    cands = [Candidate(task_id=RELU, source=honest.format(k=k), label=f"relu{k}") for k in range(2)]
     cands += [Candidate(task_id="activation.sigmoid", source=sig.format(k=k), label=f"sig{k}") for k in range(2)]
     cfg = plain_config(tmp_path / "builds", compile_workers=2, skip_timing=True)
-    runner = Runner(cfg, progress=False)
+    runner = runner_for(executor, cfg)
     results = runner.evaluate([suite[RELU], suite["activation.sigmoid"]], cands)
     assert all(r.status == Status.CORRECT for r in results), [r.message for r in results]
     trials = sum(len(suite[t].test_shapes) * suite[t].seeds_per_shape for t in (RELU, "activation.sigmoid"))
     assert sum(runner.reference_counts.values()) == trials, runner.reference_counts
     assert all(r.correctness.trials == r.correctness.passed > 0 for r in results)
-    assert runner.reference_held == {"cpu": []}
+    assert_nothing_held(runner)
 
 
-def test_a_tasks_references_go_after_its_last_job_even_one_that_failed_to_build(suite, tmp_path):
+def assert_nothing_held(runner: Runner) -> None:
+    """Every lane (one here: ``device_workers`` is 1 on both executors) reported, and holds no task's references."""
+    assert len(runner.reference_held) == 1 and list(runner.reference_held.values()) == [[]], runner.reference_held
+
+
+def test_a_tasks_references_go_after_its_last_job_even_one_that_failed_to_build(suite, tmp_path, executor):
     """A task's last finished job frees its references, whatever it was: here the other candidate failed to
     build (the local lanes once counted only the jobs they evaluated, and kept such a task's references to the
     run's end)."""
@@ -95,10 +106,10 @@ def test_a_tasks_references_go_after_its_last_job_even_one_that_failed_to_build(
              "        return torch.clamp_min(x, 0.0)\n"
     cands = [Candidate(task_id=RELU, source="import torch\nclass ModelNew(\n", label="broken"),
              Candidate(task_id=RELU, source=honest, label="honest")]
-    runner = Runner(plain_config(tmp_path / "builds", skip_timing=True), progress=False)
+    runner = runner_for(executor, plain_config(tmp_path / "builds", skip_timing=True))
     results = runner.evaluate([suite[RELU]], cands)
     assert [r.status for r in results] == [Status.COMPILE_ERROR, Status.CORRECT], [r.message for r in results]
-    assert runner.reference_held == {"cpu": []}
+    assert_nothing_held(runner)
 
 
 def test_past_the_time_limit_nothing_more_starts(suite, tmp_path, executor):
@@ -116,6 +127,35 @@ def test_past_the_time_limit_nothing_more_starts(suite, tmp_path, executor):
     assert runner.rescheduled == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (0,)
+
+
+
+def test_compiled_kernels_crash_and_hang_alike_on_both_executors(suite, build_root, tmp_path, executor):
+    """Real C++ kernels: the shipped relu, one writing through a null pointer and one spinning forever give the
+    same statuses through either executor, in the candidates' order, each stored once; a second run on the store
+    returns the stored records and evaluates nothing. The session's build folder: the anticheat tests build these
+    very sources, so in the whole suite they are built once for all."""
+    sources = {"shipped": (RELU, REPO / "solutions" / "cpu" / f"{RELU}.py"),
+               "segfault": (RELU, REPO / "solutions" / "cpu" / "wrong" / "segfault.py"),
+               "infinite_loop": ("activation.sigmoid", REPO / "solutions" / "cpu" / "wrong" / "infinite_loop.py")}
+    cands = [Candidate(task_id=task, source=path.read_text(), label=name) for name, (task, path) in sources.items()]
+    cfg = EngineConfig(build_root=build_root, allow_code_execution=True, seed=3, skip_timing=True, compile_workers=2,
+                       run_timeout_s=8.0, anticheat=AntiCheatConfig(static_checks=False))
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        runner = runner_for(executor, cfg, store)
+        results = runner.evaluate([suite[RELU], suite["activation.sigmoid"]], cands)
+    got = [(r.candidate, r.status) for r in results]
+    assert got == [("shipped", Status.CORRECT), ("segfault", Status.CRASH), ("infinite_loop", Status.TIMEOUT)], \
+        [(r.candidate, r.status, r.message) for r in results]
+    assert "SIGSEGV" in results[1].message, results[1].message
+    assert runner.rescheduled == []
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        again = runner_for(executor, cfg, store)
+        resumed = again.evaluate([suite[RELU], suite["activation.sigmoid"]], cands)
+    assert [(r.status, r.finished_at) for r in resumed] == [(r.status, r.finished_at) for r in results]
+    assert again.reference_counts == {}  # no lane ran
+    with sqlite3.connect(tmp_path / "r.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (3,)
 
 
 def _flagless_relu() -> str:

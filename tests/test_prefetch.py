@@ -3,6 +3,9 @@ a clock (engine/prefetch.py).
 
 Real runs of the engine on the CPU backend (real zygote, real workers, real timing), read back from the run's
 trace: which worker started when, against the other candidate's first clock.
+
+Local lanes only (not the ``executor`` fixture): prefetching is the local lane's choice of its next job; a Ray lane
+actor is handed its jobs by the driver and starts no worker ahead.
 """
 
 from __future__ import annotations

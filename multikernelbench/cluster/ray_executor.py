@@ -25,6 +25,8 @@ from multikernelbench.engine.schedule import Schedule
 LANE_WAIT_S = 300.0
 #: Replacement lanes started after lane deaths, per original lane, before the run stops replacing them.
 MAX_REPLACEMENTS_PER_LANE = 3
+#: How long the run's end waits for the lanes' releases and reference counts (a report for tests and logs).
+REPORT_WAIT_S = 60.0
 
 
 class RayHost(JobHost, Protocol):
@@ -63,6 +65,7 @@ class RayExecutor:
         self.queue: collections.deque[Job] = collections.deque()
         self.lanes: list[LaneState] = []
         self.found: list[Completion] = []  # completions found since the last poll
+        self.releases: list[Any] = []  # the lanes' release calls, waited for before their references are asked
         self.replacements = 0
         self.lanes_started = False
         self.lane_seen = time.monotonic()
@@ -91,7 +94,7 @@ class RayExecutor:
     def release(self, task_id: str) -> None:
         for lane in self.lanes:
             if lane.ready and not lane.dead:
-                lane.handle.release.remote([task_id])
+                self.releases.append(lane.handle.release.remote([task_id]))
 
     def poll(self, timeout: float) -> list[Completion]:
         self.dispatch()
@@ -117,8 +120,24 @@ class RayExecutor:
         return self.take()
 
     def close(self, aborted: bool = False) -> None:
+        if not aborted:
+            self.report_references()
         for lane in self.lanes:  # the zygote and any worker die with their actor (die_with_parent)
             self.ray.kill(lane.handle, no_restart=True)
+
+    def report_references(self) -> None:
+        """Each live lane's reference count and the tasks it still holds, into the runner as the local lanes put
+        theirs (``lane0``, ...). The releases are waited for first: a lane actor runs calls on several threads,
+        so a later call need not see an earlier one's effect."""
+        try:
+            self.ray.get(self.releases, timeout=REPORT_WAIT_S)
+            live = [(k, lane) for k, lane in enumerate(self.lanes) if lane.ready and not lane.dead]
+            answers = self.ray.get([lane.handle.references.remote() for _, lane in live], timeout=REPORT_WAIT_S)
+        except self.ray.exceptions.RayError:  # a lane lost at the end: nothing to report, the results stand
+            return
+        for (k, _), (computed, held) in zip(live, answers, strict=True):
+            self.runner.reference_counts[f"lane{k}"] = computed
+            self.runner.reference_held[f"lane{k}"] = held
 
     # -- lanes ------------------------------------------------------------------------------------------
     def take(self) -> list[Completion]:

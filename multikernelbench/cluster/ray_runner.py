@@ -27,7 +27,6 @@ from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.cluster.ray_executor import LANE_WAIT_S, RayExecutor
 from multikernelbench.cluster.ray_import import require_ray
 from multikernelbench.engine.executor import Executor
-from multikernelbench.engine.job import Job
 from multikernelbench.engine.runner import Runner
 from multikernelbench.engine.schedule import Schedule
 from multikernelbench.records import EvalResult
@@ -138,7 +137,3 @@ class RayRunner(Runner):
     # ------------------------------------------------------------------------------------------------
     def _executor(self, schedule: Schedule) -> Executor:
         return RayExecutor(self, schedule)
-
-    def _pipeline(self, todo: list[Job], results: dict[int, EvalResult], bar, warmer=None) -> None:
-        super()._pipeline(todo, results, bar, warmer)
-        self.reference_counts = {}  # the lanes' references are counted in their actors

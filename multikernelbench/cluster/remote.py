@@ -177,6 +177,12 @@ class Lane:
             for task_id in set(refs.held_tasks()) & set(task_ids):
                 refs.release(task_id)
 
+    def references(self) -> tuple[int, list[str]]:
+        """Reference forwards this lane computed, and the tasks whose references it still holds: what the local
+        lanes report at a run's end, so reuse and release are checked alike on both executors."""
+        return sum(refs.computed for refs in self.all_refs), sorted({t for refs in self.all_refs
+                                                                    for t in refs.held_tasks()})
+
     def stop(self) -> None:
         if self.zygote is not None:
             self.zygote.close()
