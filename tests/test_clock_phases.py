@@ -1,6 +1,9 @@
 """scripts/throughput/clock_phases.py: a clock turn's phases and the gaps between turns, read from a trace written
 by the engine's own writer (engine/trace.py), by inference on the lines that traces have carried so far and
-exactly from the turns' own edges (engine/gpu_turns.py) and the timing request's split (engine/session.py)."""
+exactly from the turns' own edges (engine/gpu_turns.py) and the timing request's split (engine/session.py).
+
+The real run is the local executor's only (not the ``executor`` fixture): its lanes write one trace timed from one
+start, while each Ray lane actor writes its own, with offsets from the actor's start."""
 
 from __future__ import annotations
 
