@@ -51,6 +51,10 @@ class FailureKind(str, enum.Enum):
     #: The sandbox blocked what an honest author writes without knowing the harness (a build folder of its
     #: own, a lazy build inside forward): not counted as a cheat (anticheat/refusals.py).
     ENVIRONMENT_REFUSED = "environment_refused"
+    #: The harness failed, not the candidate (a stage raised: the parent out of GPU memory, a task's reference
+    #: that raises): stored so the run goes on, never reused as the candidate's answer (evaluated again on the
+    #: next run over the same store) and shown apart in the report.
+    HARNESS_ERROR = "harness_error"
 
 
 MESSAGE_LIMIT = 4000

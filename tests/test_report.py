@@ -183,7 +183,7 @@ def test_summary_table_matches_metric_and_records(built):
 def test_failure_table_counts_every_sample(built):
     _, expected, parser, _, _ = built
     header = ["correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash", "refused",
-              "cheat"]
+              "cheat", "harness error"]
     assert len(parser.tables["failures"]) == len(MODELS) * len(BACKENDS)
     for row in parser.tables["failures"]:
         model, backend = row[0].split(" / ")

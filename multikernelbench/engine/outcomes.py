@@ -110,7 +110,7 @@ def record(result: EvalResult, outcome: Outcome) -> EvalResult:
     elif isinstance(outcome, HarnessError):
         if outcome.partial is not None:
             record(result, outcome.partial)
-        _verdict(result, Status.RUNTIME_ERROR, outcome.message, result.failure)
+        _verdict(result, Status.RUNTIME_ERROR, outcome.message, FailureKind.HARNESS_ERROR)
     elif isinstance(outcome, Skipped):
         result.message = outcome.message
     return result

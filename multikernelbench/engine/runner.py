@@ -44,7 +44,7 @@ from multikernelbench.engine.schedule import Schedule
 from multikernelbench.engine.scheduler import Scheduler
 from multikernelbench.engine.thread_executor import ThreadExecutor
 from multikernelbench.engine.trace import HelperLog, Trace
-from multikernelbench.records import EvalResult, Status
+from multikernelbench.records import EvalResult, FailureKind, Status
 from multikernelbench.store import Label, ResultStore
 from multikernelbench.tasks.record import Task
 from multikernelbench.util.procs import process_age_s
@@ -205,7 +205,10 @@ class Runner:
 
     def _reusable(self, stored: EvalResult) -> bool:
         """Results are keyed by code, not by the checks they had: a correct result stored without the fresh
-        shapes this run asks for (``--fresh-shapes``) does not answer it."""
+        shapes this run asks for (``--fresh-shapes``) does not answer it. A harness error answers nothing about
+        the candidate: it is evaluated again."""
+        if stored.failure is FailureKind.HARNESS_ERROR:
+            return False
         if self.config.fresh_shapes and stored.status == Status.CORRECT:
             return stored.fresh_shapes_checked is not None
         return True

@@ -24,7 +24,7 @@ from multikernelbench.store import ResultStore, StoredResult
 
 #: Failure-breakdown columns, in the order the report shows them.
 OUTCOMES = ("correct", "compile error", "runtime error", "mismatch", "shape mismatch", "timeout", "crash",
-            "refused", "cheat")
+            "refused", "cheat", "harness error")
 
 
 def outcome(result: EvalResult) -> str:
@@ -40,6 +40,8 @@ def outcome(result: EvalResult) -> str:
         return "shape mismatch"
     if result.failure is FailureKind.ENVIRONMENT_REFUSED:  # blocked by the sandbox, but not gaming
         return "refused"
+    if result.failure is FailureKind.HARNESS_ERROR:  # the harness failed: re-run it, never the model's failure
+        return "harness error"
     return {
         Status.CORRECT: "correct", Status.COMPILE_ERROR: "compile error", Status.RUNTIME_ERROR: "runtime error",
         Status.INCORRECT: "mismatch", Status.TIMEOUT: "timeout", Status.CRASH: "crash",

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from multikernelbench.engine.candidates import code_hash
 from multikernelbench.engine.runner import check_opt_in
-from multikernelbench.records import EvalResult
+from multikernelbench.records import EvalResult, FailureKind
 from multikernelbench.serve.cachekey import engine_fingerprint, job_key, strength
 from multikernelbench.serve.durable import JobRow, JobStore
 from multikernelbench.serve.jobtypes import Job, JobState, ServiceConfig, Submission
@@ -272,7 +272,8 @@ class EvalService:
             if self.leaders.get((job.key, job.strength)) is job:
                 del self.leaders[(job.key, job.strength)]
             group = [job, *job.followers]
-            if payload is not None and state == JobState.DONE:
+            if payload is not None and state == JobState.DONE and result is not None \
+                    and result.failure is not FailureKind.HARNESS_ERROR:  # the harness's failure is nobody's answer
                 self.store.cache_put(job.key, job.strength.fresh_shapes, job.strength.timing_budget_s, payload, now)
             self.store.finish([j.id for j in group], state.value, payload, message, now)
             for j in group:
