@@ -299,11 +299,34 @@ def counters(url: str, token: str) -> dict[str, float]:
     return out
 
 
+def lane_samples(url: str, phase: Phase, lanes: int, out: dict) -> None:
+    """Every 0.5 s, the service's gauges (``/health``: running jobs, queue depth): how often a lane was free
+    while jobs waited, which CPU share cannot explain (the scheduler kept it free)."""
+    seen = idle_waiting = running = queued = 0
+    with httpx.Client(base_url=url, timeout=10) as c:
+        while phase.live():
+            try:
+                g = c.get("/health").json()
+            except (httpx.HTTPError, ValueError):
+                g = None
+            if g is not None:
+                seen += 1
+                running += g["running_jobs"]
+                queued += g["queue_depth"]
+                idle_waiting += g["queue_depth"] > 0 and g["running_jobs"] < lanes
+            time.sleep(0.5)
+    out.update(samples=seen, lane_free_while_jobs_wait=round(idle_waiting / max(1, seen), 3),
+               mean_running=round(running / max(1, seen), 2), mean_queued=round(queued / max(1, seen), 2))
+
+
 def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -> dict:
     before = counters(url, tokens["honest0"])
     phase = Phase(args.seconds)
     cpu = CpuSampler(pid)
     cpu.start()
+    gauges: dict = {}
+    sampler = threading.Thread(target=lane_samples, args=(url, phase, args.lanes, gauges), daemon=True)
+    sampler.start()
     threads = [threading.Thread(target=honest, args=(url, tokens[f"honest{i}"], phase, i, args.new_every))
                for i in range(args.honest)]
     attackers = None
@@ -321,6 +344,7 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
         time.sleep(min(5.0, max(0.0, phase.end - time.monotonic())))
         loads.append(load_average())
     cpu.stop()
+    sampler.join(15)
     for t in threads:
         t.join(args.seconds + 60)
     if attackers is not None:
@@ -338,7 +362,7 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
             "attacks": args.attacks if hostile else "", "service_cpus": args.service_cpus,
             "hostile_cpus": args.hostile_cpus if hostile else None, "service_args": args.service_args, "errors": phase.errors,
-            "cpu_s": cpu.report(), "counted": {k: v - before.get(k, 0) for k, v in after.items()}}
+            "cpu_s": cpu.report(), "counted": {k: v - before.get(k, 0) for k, v in after.items()}, "lanes_seen": gauges}
 
 
 def main() -> int:

@@ -39,6 +39,9 @@ def add_parser(sub) -> None:
     p.add_argument("--batch-size", type=int, default=1,
                    help="jobs a lane takes at once (their builds overlap; the batch runs to its end on that lane)")
     p.add_argument("--lanes-per-client", type=int, default=0, help="lanes one client may hold (default: all but one)")
+    p.add_argument("--no-reserve-last-lane", dest="reserve_last_lane", action="store_false",
+                   help="let a client over its fair share take the last free lane (default: kept for a lighter "
+                        "client)")
     p.add_argument("--preempt-after", type=float, default=None, metavar="S",
                    help="stop a job of a client over its fair share after S s on a lane a cheaper client waits for, "
                         "and queue it again (default: 10 on CPU lanes, 120 on GPU lanes; 0: never)")
@@ -117,7 +120,7 @@ def run(args) -> int:
                                         max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size,
                                         lanes=args.lanes, lanes_per_client=args.lanes_per_client,
                                         preempt_after_s=args.preempt_after, max_preemptions=args.max_preemptions,
-                                        http_nice=args.http_nice),
+                                        http_nice=args.http_nice, reserve_last_lane=args.reserve_last_lane),
                           tasks)
     rate = RateLimits(requests_per_s=args.rate_requests, bytes_per_s=args.rate_kb * 1024, burst_s=args.rate_burst)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "
