@@ -40,3 +40,17 @@ def served(app: Any, limits: Any = None, start_timeout_s: float = 30.0) -> Itera
     finally:
         srv.should_exit = True
         thread.join(10)
+
+
+def two_client_service(folder: Any, build_root: Any, tasks: dict, tokens: dict[str, str], **service: Any) -> Any:
+    """An EvalService on ``tasks`` (CPU, no timing, no zygote: the service tests check the HTTP side) whose token
+    file in ``folder`` names ``tokens`` (name -> token); ``service``: more ServiceConfig fields."""
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.serve.auth import TokenBook
+    from multikernelbench.serve.jobs import EvalService, ServiceConfig
+
+    (folder / "tokens").write_text("".join(f"{name} {token}\n" for name, token in tokens.items()))
+    engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True, zygote=False)
+    return EvalService(ServiceConfig(engine=engine, db=folder / "service.sqlite", tokens=TokenBook(folder / "tokens"),
+                                     **service), tasks)
+

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests._serve_run import served
+from tests._serve_run import served, two_client_service
 
 RELU = "activation.relu"
 TOKEN_A = "gate-a-token-0123456789abcdef"
@@ -39,17 +39,11 @@ class Counting:
 def gated(build_root, suite, tmp_path_factory):
     pytest.importorskip("fastapi")
     pytest.importorskip("uvicorn")
-    from multikernelbench.engine.config import EngineConfig
     from multikernelbench.serve.app import create_app
-    from multikernelbench.serve.auth import TokenBook
-    from multikernelbench.serve.jobs import EvalService, ServiceConfig
     from multikernelbench.serve.ratelimit import RateLimits
 
-    tmp = tmp_path_factory.mktemp("serve-gate")
-    (tmp / "tokens").write_text(f"A {TOKEN_A}\nB {TOKEN_B}\n")
-    engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True, zygote=False)
-    service = EvalService(ServiceConfig(engine=engine, db=tmp / "g.sqlite", tokens=TokenBook(tmp / "tokens")),
-                          {RELU: suite[RELU]})
+    service = two_client_service(tmp_path_factory.mktemp("serve-gate"), build_root, {RELU: suite[RELU]},
+                                 {"A": TOKEN_A, "B": TOKEN_B})
     app = Counting(create_app(service, RateLimits(requests_per_s=0.25, bytes_per_s=0, burst_s=16)))  # 4 at once
     try:
         with served(app) as port:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from multikernelbench.serve.ratelimit import RateLimiter, RateLimits, retry_after
-from tests._serve_run import served
+from tests._serve_run import served, two_client_service
 
 RELU = "activation.relu"
 TOKEN_A = "rate-a-token-0123456789abcdef"
@@ -58,16 +58,10 @@ def test_unknown_length_waits_while_in_debt():
 def port(build_root, suite, tmp_path_factory):
     pytest.importorskip("fastapi")
     pytest.importorskip("uvicorn")
-    from multikernelbench.engine.config import EngineConfig
     from multikernelbench.serve.app import create_app
-    from multikernelbench.serve.auth import TokenBook
-    from multikernelbench.serve.jobs import EvalService, ServiceConfig
 
-    tmp = tmp_path_factory.mktemp("serve-rate")
-    (tmp / "tokens").write_text(f"A {TOKEN_A}\nB {TOKEN_B}\n")
-    engine = EngineConfig(build_root=build_root, allow_code_execution=True, seed=5, skip_timing=True, zygote=False)
-    service = EvalService(ServiceConfig(engine=engine, db=tmp / "r.sqlite", tokens=TokenBook(tmp / "tokens"),
-                                        max_body_bytes=MAX_BODY), {RELU: suite[RELU]})
+    service = two_client_service(tmp_path_factory.mktemp("serve-rate"), build_root, {RELU: suite[RELU]},
+                                 {"A": TOKEN_A, "B": TOKEN_B}, max_body_bytes=MAX_BODY)
     rate = RateLimits(requests_per_s=0.5, bytes_per_s=2000, burst_s=8)  # 4 requests, 16 KB (20 KB: one body) at once
     try:
         with served(create_app(service, rate)) as p:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from multikernelbench.util.procs import parent_and_session
+
 #: Reads the pids of the compute processes on one GPU (NVML's view), and the GPU's device-file minor number.
 PidReader = Callable[[], list[int]]
 
@@ -38,14 +40,8 @@ def _family(root: int) -> set[int]:
     except OSError:
         return {root}
     for e in entries:
-        if not e.isdigit():
-            continue
-        try:
-            with open(f"/proc/{e}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(e))
+        if e.isdigit() and (st := parent_and_session(e)) is not None:
+            children.setdefault(st[0], []).append(int(e))
     out, todo = set(), [root]
     while todo:
         pid = todo.pop()

@@ -58,9 +58,8 @@ def worst(*loads: HostLoad | None) -> HostLoad | None:
     known = [x for x in loads if x is not None]
     if not known:
         return None
-    busiest = max(known, key=lambda x: x.factor)
     gpu = max((x.gpu_others for x in known if x.gpu_others is not None), default=None)
-    return busiest if busiest.gpu_others == gpu else replace(busiest, gpu_others=gpu)
+    return replace(max(known, key=lambda x: x.factor), gpu_others=gpu)
 
 
 def wait_quieter(max_wait_s: float, target: float = 1.0, *, read: Callable[[], HostLoad] = sample,
