@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from multikernelbench.anticheat.call_marks import process_cpu_ns
 from multikernelbench.anticheat.clock_audit import AskLog
 from multikernelbench.anticheat.sched_idle import read_snapshot
 from multikernelbench.anticheat.timing_judge import judge, recalibrated
@@ -345,7 +346,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         pid = proc.pid
         own = os.getpid()  # every thread of the parent: the one answering this session's requests and a GIL holder
         return AskLog(cpu_clock=lambda: cpu_seconds(pid), sched_clock=lambda: read_snapshot(pid),
-                      own_clock=lambda: read_snapshot(own))
+                      own_clock=lambda: read_snapshot(own), run_clock=lambda: process_cpu_ns(pid))
 
     def _roofline(self, on_cpu: bool, median_ms: float) -> float | None:
         from multikernelbench.roofline import roofline_fraction
