@@ -78,7 +78,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from multikernelbench.anticheat import sched_idle
+from multikernelbench.anticheat import call_marks, sched_idle
 from multikernelbench.anticheat.clock_records import (
     Ask,
     AskLog,
@@ -102,8 +102,7 @@ _ORDER = {Phase.WARMUP: 0, Phase.PLAN: 1, Phase.SAMPLE: 2, Phase.FINAL: 3}
 def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int],
               fns: Sequence[str]) -> tuple[list[Interval], list[str]]:
     """The timed samples paired with their requests, and every way the requests break the loop's pattern."""
-    problems: list[str] = []
-    asks = log.asks
+    asks, marks, problems = call_marks.split(log.asks, log.run_clock is not None)
     phases = [a.phase for a in asks]
     if any(p is None for p in phases):
         problems.append("a fresh-input request named no known phase")
@@ -143,7 +142,8 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
         later = asks[i + 1] if i + 1 < len(asks) else None
         idle = sched_idle.idle_ms((nxt - a.t - a.served) * 1e3, a.sched, later.sched if later else log.end_sched,
                                   a.own_answered, later.own_arrival if later else log.end_own)
-        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls, cpu, idle))
+        renew, call = call_marks.parts_ms(a, marks[i], later.run if later else log.end_run)
+        out.append(Interval(a.fn, rnd, a.calls, (nxt - a.t) * 1e3, got[n] * a.calls, cpu, idle, renew, call))
     for fn in fns:
         if seen.get(fn, 0) != len(series.get(fn, [])):
             problems.append(f"{seen.get(fn, 0)} sample request(s) for {fn} but {len(series.get(fn, []))} "
@@ -223,6 +223,7 @@ def audit(log: AskLog, series: dict[str, list[float]], calls: dict[str, int], fn
     if clean is not None:
         _against_clean(result, by_fn, clean, cfg, cand_sample_ms / k_cand if k_cand else 0.0)
     _cpu_time(result, paired, candidate, reference, clean, cfg)
+    call_marks.judge(result, by_fn, paired, candidate, reference, clean, cfg)
     _idle(result, {fn: group for fn, group in by_fn.items() if fn != candidate}, cfg, log.sched_clock is not None)
     return result
 

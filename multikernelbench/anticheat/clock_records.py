@@ -42,6 +42,8 @@ class Ask:
     #: request's arrival, the worker waits on the parent only while a parent thread is runnable).
     own_answered: SchedSnapshot | None = None
     own_arrival: SchedSnapshot | None = None  # ... and when this request arrived
+    #: The worker process's CPU clock then, ns (every thread, exited ones too: anticheat/call_marks.py).
+    run: int | None = None
 
 
 @dataclass
@@ -60,6 +62,9 @@ class AskLog:
     #: The parent's own threads' schedstat (read with ``sched_clock``); None: not read.
     own_clock: Callable[[], SchedSnapshot | None] | None = None
     end_own: SchedSnapshot | None = None
+    #: The worker process's CPU clock in ns (anticheat/call_marks.py); None: not read, and no start marks expected.
+    run_clock: Callable[[], int | None] | None = None
+    end_run: int | None = None
 
     def record(self, ask: FreshRequest) -> None:
         try:
@@ -67,15 +72,19 @@ class AskLog:
         except ValueError:
             phase = None  # judged as out of order below
         t = self.clock()
+        run = self.run_clock() if self.run_clock is not None else None
+        if phase is Phase.START:  # a mark: its time and the CPU clock only (a few us, anticheat/call_marks.py)
+            self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, run=run))
+            return
         cpu = self.cpu_clock() if self.cpu_clock is not None else None
         sched = self.sched_clock() if self.sched_clock is not None else None
         own = self.own_clock() if self.own_clock is not None else None
         self.asks.append(Ask(str(ask.fn), int(ask.calls), phase, t, cpu, sched,  # type: ignore[arg-type]
-                             own_arrival=own))
+                             own_arrival=own, run=run))
 
     def answered(self) -> None:
         """The parent's answer to the latest request is ready: the time since its arrival is service time."""
-        if self.asks:
+        if self.asks and self.asks[-1].phase is not Phase.START:
             last = self.asks[-1]
             own = self.own_clock() if self.own_clock is not None else None
             self.asks[-1] = replace(last, served=max(0.0, self.clock() - last.t), own_answered=own)
@@ -85,6 +94,7 @@ class AskLog:
         self.end_cpu = self.cpu_clock() if self.cpu_clock is not None else None
         self.end_sched = self.sched_clock() if self.sched_clock is not None else None
         self.end_own = self.own_clock() if self.own_clock is not None else None
+        self.end_run = self.run_clock() if self.run_clock is not None else None
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,10 @@ class Interval:
     claimed_ms: float  # the worker's claim for the whole sample (per-call time x calls)
     cpu_ms: float | None = None  # the worker's CPU time over the interval (its request to the next one)
     idle_ms: float | None = None  # time no worker thread could run, service excluded (anticheat/sched_idle.py)
+    #: The worker's CPU time (ns clock) from the sample's request to its start mark (the renewal), and from the
+    #: mark to the next request (the timed call and the harness's bookkeeping): anticheat/call_marks.py.
+    renew_cpu_ms: float | None = None
+    call_cpu_ms: float | None = None
 
     @property
     def unexplained_ms(self) -> float:
@@ -132,6 +146,13 @@ class AuditConfig:
     cores: int = 1
     #: The idle audit (anticheat/sched_idle.py): time no worker thread could run, which load does not produce.
     idle: IdleConfig = field(default_factory=IdleConfig)
+    #: The start marks' CPU audit (anticheat/call_marks.py): how far the renewal's CPU time per call may pass the
+    #: clean worker's (floor and fraction), and how much CPU a sample's call part may use beyond ``cores`` x its
+    #: claimed time (the harness's bookkeeping after the call: holding the outputs, pinning the reference's
+    #: settings, sending the raw outputs read for the parent).
+    renew_cpu_floor_ms: float = 2.0
+    renew_cpu_slack: float = 0.5
+    call_cpu_floor_ms: float = 2.0
 
 
 def robust_sigma(values: Sequence[float]) -> float:
@@ -159,17 +180,21 @@ class CleanBaseline:
     low_per_call_ms: float | None = None
     #: The worker's CPU time per call (its renewal and the reference's call together), median; None: not read.
     cpu_per_call_ms: float | None = None
+    #: The renewal's CPU time alone per call (request to start mark, ns clock: anticheat/call_marks.py), median.
+    renew_cpu_per_call_ms: float | None = None
 
     @classmethod
     def from_intervals(cls, intervals: list[Interval]) -> CleanBaseline | None:
         if len(intervals) < 3:
             return None
         cpus = [iv.cpu_ms / max(1, iv.calls) for iv in intervals if iv.cpu_ms is not None]
+        renew = [iv.renew_cpu_ms / max(1, iv.calls) for iv in intervals if iv.renew_cpu_ms is not None]
         return cls(per_call_ms=statistics.median(iv.per_call_ms for iv in intervals),
                    noise_ms=robust_sigma([iv.unexplained_ms for iv in intervals]), samples=len(intervals),
                    calls=max(1, int(statistics.median(iv.calls for iv in intervals))),
                    low_per_call_ms=lower_quartile([iv.per_call_ms for iv in intervals]),
-                   cpu_per_call_ms=statistics.median(cpus) if len(cpus) == len(intervals) else None)
+                   cpu_per_call_ms=statistics.median(cpus) if len(cpus) == len(intervals) else None,
+                   renew_cpu_per_call_ms=statistics.median(renew) if len(renew) == len(intervals) else None)
 
 
 class FindingKind(enum.Enum):

@@ -203,4 +203,7 @@ def recalibrated(cached: CleanTiming | None, *fresh: CleanTiming | None) -> Clea
     cpus = [b.cpu_per_call_ms for b in got if b.cpu_per_call_ms is not None]
     if cpus:  # the CPU time too is the larger of the clean workers beside it (load varies it: util/worker_env.py)
         best = replace(best, cpu_per_call_ms=max(cpus))
+    renew = [b.renew_cpu_per_call_ms for b in got if b.renew_cpu_per_call_ms is not None]
+    if renew:  # and the renewal's alone (anticheat/call_marks.py)
+        best = replace(best, renew_cpu_per_call_ms=max(renew))
     return replace(cached, baseline=best)

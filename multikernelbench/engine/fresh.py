@@ -67,8 +67,10 @@ class FreshInputs(Fresh):
     """Input slots per timed callable, renewed from parent-granted seeds before every sample."""
 
     def __init__(self, ask: Callable[..., FreshGrant], make: Callable[[int], list[Any]],
-                 positions: int, edge: int, pin: Callable[[], list[str]] | None = None) -> None:
+                 positions: int, edge: int, pin: Callable[[], list[str]] | None = None, marks: bool = False) -> None:
         self._ask = ask
+        #: Whether each timed call's start is marked to the parent (CPU backends: anticheat/call_marks.py).
+        self._marks = marks
         self._make = make
         #: Called before every renewal of a reference callable (not the candidate's): puts back the settings
         #: that decide the reference's speed and says which had changed (anticheat/speed_state.py).
@@ -106,6 +108,15 @@ class FreshInputs(Fresh):
                 slots.append(new)
         self.calls += len(grant.seeds)
         self.seconds += time.perf_counter() - t0
+
+    def start(self, name: str, calls: int) -> None:
+        """The mark between this sample's renewal and its timed call: the parent reads the worker's CPU clock when
+        it arrives (anticheat/call_marks.py); the (empty) answer is awaited, so nothing of the harness runs
+        between the parent's reading and the call. The raw outputs read in this renewal travel with it, so their
+        sending is the renewal's CPU time (calibrated in the clean worker, which sends its reference's alike),
+        not the call part's."""
+        if self._marks:
+            self._ask(FreshAsk(fn=name, calls=calls, phase=Phase.START.value), payload=self._take_pending())
 
     def observe(self, name: str, outputs: list[Any]) -> None:
         self._held[name] = outputs
@@ -211,6 +222,8 @@ class FreshPlanner:
 
     def answer(self, ask: FreshAsk, raws: Any = None) -> FreshGrant:
         self.take(raws)
+        if ask.phase == Phase.START.value:  # a mark (anticheat/call_marks.py): no seeds, nothing verified
+            return FreshGrant(seeds=[], verify=[])
         verify: list[list[int]] = []
         previous = self._last.get(ask.fn)
         if previous:

@@ -244,7 +244,8 @@ class WorkerState:
         pinned = self.speed_state if self.speed_state is not None else SpeedState.capture()
         fresh = FreshInputs(self.channel.ask,
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
-                            msg.positions, msg.edge, pin=pinned.restore)
+                            msg.positions, msg.edge, pin=pinned.restore,
+                            marks=self.backend.device_type == "cpu")  # the parent reads CPU time: call_marks.py
         ref = self.model_for("reference", msg.shape, msg.weight_seed)
         fns: dict[str, Callable[[int], Any]] = {}  # keyed by Series (a str on the wire)
         if not msg.reference_only:

@@ -16,8 +16,9 @@ Callables take a slot index ``j`` (``fn(j)`` runs on the inputs in slot ``j`` an
 
 Each ``renew`` says which phase it belongs to (:class:`Phase`): the engine's parent timestamps every request
 for fresh inputs, and checks with its own clock that the wall time between two sample requests holds the
-sample the worker claims and little else (anticheat/clock_audit.py). The loop resolves ``renew``/``observe`` on
-the hook's class once, on entry, so an instance attribute set by candidate code cannot stand in for them.
+sample the worker claims and little else (anticheat/clock_audit.py); ``start`` marks where the renewal ends and
+the timed call begins (anticheat/call_marks.py). The loop resolves ``renew``/``start``/``observe`` on the hook's
+class once, on entry, so an instance attribute set by candidate code cannot stand in for them.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Phase(str, enum.Enum):
     PLAN = "plan"  # a sampler's own probe calls (CUDA: choosing K, capturing a graph)
     SAMPLE = "sample"  # one timed sample follows
     FINAL = "final"  # after the loop (the observed call, the last verification)
+    #: A mark, not a renewal: the sample's inputs are renewed and its timed call starts now (``Fresh.start``).
+    START = "start"
 
 
 class Fresh:
@@ -57,6 +60,11 @@ class Fresh:
 
     def renew(self, name: str, calls: int, phase: Phase = Phase.PLAN) -> None:
         """Before a sample of ``name`` that makes ``calls`` calls on slots 0..calls-1."""
+
+    def start(self, name: str, calls: int) -> None:
+        """After ``renew`` and just before the timed sample of ``name``: the engine's hook tells the parent, which
+        reads the worker's CPU clock then, so that the renewal's CPU time is judged apart from the timed call's
+        (anticheat/call_marks.py)."""
 
     def observe(self, name: str, outputs: list[Any]) -> None:
         """After that sample: ``outputs[j]`` is what the call on slot ``j`` returned."""
@@ -122,7 +130,7 @@ class Timer:
         cfg, sampler = self.cfg, self.sampler
         fresh = fresh if fresh is not None else Fresh()
         # Resolved on the class, once: an attribute candidate code sets on the instance is never called.
-        renew, observe = type(fresh).renew, type(fresh).observe
+        renew, start, observe = type(fresh).renew, type(fresh).start, type(fresh).observe
         warm_s = cfg.warmup_s if cfg.warmup_s is not None else sampler.warmup_s
         for name, fn in fns.items():
             for _ in range(cfg.warmup):
@@ -168,6 +176,7 @@ class Timer:
                     # measurement stays bounded when making fresh inputs costs more than the call itself.
                     t0 = time.perf_counter()
                     renew(fresh, name, plan.calls, Phase.SAMPLE)
+                    start(fresh, name, plan.calls)
                     ms, esc, outputs = sampler.sample(plan)
                     spent[name] += time.perf_counter() - t0
                     observe(fresh, name, outputs)
