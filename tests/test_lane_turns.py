@@ -10,6 +10,7 @@ lane actor runs one job at a time, and its GPU slots share a plain lock inside t
 
 from __future__ import annotations
 
+import re
 import textwrap
 import threading
 import time
@@ -174,6 +175,40 @@ def test_two_lanes_check_side_by_side_and_time_alone(suite, tmp_path):
     assert windows.clocks >= 3 and windows.overlapping_checks > 0, windows  # 2 timings + the clean reference's
     assert windows.foreign == [], windows.foreign  # no verify of one candidate inside another's clock either
     assert all(k.get("verify") for k in (a, b)), spans
+
+
+def _lines_by_who(trace: Path) -> dict[str, list[str]]:
+    """Each candidate's trace lines (``who: what``), in the order written."""
+    out: dict[str, list[str]] = {}
+    for line in trace.read_text().splitlines():
+        m = re.match(r"\S+ \+\s*[0-9.]+s (.+? \[[0-9a-f]+\]): (.*)$", line)
+        if m:
+            out.setdefault(m.group(1), []).append(m.group(2))
+    return out
+
+
+@pytest.mark.slow
+def test_the_clean_worker_starts_before_the_clock_turn_when_lanes_share_a_device(suite, tmp_path):
+    """Issue #44: lanes sharing a device do not start workers ahead (engine/prefetch.py), so the task's clean
+    reference worker was started inside the exclusive clock turn (fork, set-up, CUDA context: ~0.2-0.3 s on a GPU
+    while every other lane's clock waited). Now it starts in a shared turn while its candidate is checked: inside
+    the turn the clean timing starts at once, with no worker start before it, and the result is the same
+    (correct, a clean timing behind it). Fails on the old code (a ``setup start`` inside the turn)."""
+    cfg = two_lane_config(tmp_path)
+    cands = [sleepy_relu("A", 0.12), sleepy_relu("B", 0.25)]
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], cands)
+    assert all(r.status == Status.CORRECT and r.speedup is not None for r in results), \
+        [(r.status, r.message) for r in results]
+    assert all((r.host_load or {}).get("clean") for r in results), [r.host_load for r in results]
+    clean_start = "time start (timing the reference in a clean worker)"
+    lines = _lines_by_who(cfg.trace_path)
+    timed_clean = [w for w, ls in lines.items() if clean_start in ls]
+    assert len(timed_clean) == 1, lines  # one clean timing for the task, by whichever lane came first
+    own = lines[timed_clean[0]]
+    taken = next(i for i, what in enumerate(own) if what.startswith("clock turn taken"))
+    inside = own[taken:own.index(clean_start)]
+    assert not any(what.startswith("setup start") for what in inside), own
+    assert sum(what.startswith("setup start") for what in own[:taken]) == 2, own  # its worker and the clean one
 
 
 BEATING_RELU = textwrap.dedent("""

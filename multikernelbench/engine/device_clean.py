@@ -6,6 +6,7 @@ denominator, the renewal's calibration: anticheat/README.md), so its steps are r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from multikernelbench.backends.base import Backend
     from multikernelbench.engine.clean_reference import CleanReference
     from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.gpu_turns import Turns
     from multikernelbench.engine.reference import ReferenceService, SeedSource
     from multikernelbench.tasks.record import Task
 
@@ -37,8 +39,41 @@ class CleanSteps:
     refs: ReferenceService
     clean: CleanReference
     sessions: list[WorkerSession]
+    turns: Turns
+    _prepared_clean: WorkerSession | None
+    _clean_ahead: threading.Thread | None
     _session: Callable[..., WorkerSession]
+    _start_worker: Callable[..., WorkerSession]
     _ask_log: Callable[[WorkerSession], AskLog]
+
+    def _start_clean_ahead(self) -> None:
+        """Start the task's clean worker now, in a thread of its own, while this candidate loads and is checked,
+        when its clean timing is still to be made and no worker was started ahead for it (engine/prefetch.py
+        does that only for a lane alone on its GPU). Why: lanes that share a GPU started it inside the exclusive
+        clock turn, fork, harness set-up and CUDA context (~0.2-0.3 s on an H100/H200) while every other lane's
+        clock waited (issue #44). Its device context is made in a shared turn, as a load's is: never beside
+        another lane's clock; the worker never loads candidate code, so it is never stopped for one either.
+        Its timing and its end stay in the turn (ending it frees the GPU memory its timing held before this
+        candidate's own timing). ``prefetch_workers`` off (``--no-worker-prefetch``): started in the turn."""
+        if self._prepared_clean is not None or not self.config.prefetch_workers or not self._clean_key_pending():
+            return
+        self._clean_ahead = threading.Thread(target=self._clean_ahead_start, daemon=True,
+                                             name=f"clean-ahead-{self.task.id}")
+        self._clean_ahead.start()
+
+    def _clean_ahead_start(self) -> None:
+        try:
+            with self.turns.shared():
+                self._prepared_clean = self._start_worker(warm_device=True)
+        except Exception:  # noqa: BLE001 - the clean timing then starts its own worker and reports its failure
+            self._prepared_clean = None
+
+    def _join_clean_ahead(self) -> None:
+        """Before this candidate's first clock, its end, or its discard: the clean worker has started (or failed
+        to). Called holding no turn (the thread may be waiting for a shared one)."""
+        thread, self._clean_ahead = self._clean_ahead, None
+        if thread is not None:
+            thread.join()
 
     def _clean_key(self, shape: dict, weight_seed: int) -> tuple:
         """What the run's clean-reference timings are kept under (one per task, timing shape and weight seed)."""

@@ -96,6 +96,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         self._prepared: WorkerSession | None = None
         #: A clean worker started ahead too, when this task's clean reference timing is still to be made.
         self._prepared_clean: WorkerSession | None = None
+        #: The thread starting that clean worker while this candidate is checked (CleanSteps._start_clean_ahead).
+        self._clean_ahead: threading.Thread | None = None
         #: Called before this candidate's first clock starts: the lane waits there until the worker it is
         #: starting ahead for the next candidate has its device context (engine/prefetch.py).
         self.before_clock: Callable[[], None] | None = None
@@ -124,6 +126,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
                 self._prepared_clean = None
 
     def _unused_prepared(self) -> list[WorkerSession]:
+        self._join_clean_ahead()
         out = [s for s in (self._prepared, self._prepared_clean) if s is not None]
         self._prepared = self._prepared_clean = None
         return out
@@ -210,6 +213,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
             self.trace(self.who, f"end_workers end after {time.perf_counter() - t0:.1f} s")
 
     def _evaluate(self, out: DeviceOutcome) -> None:
+        self._start_clean_ahead()  # beside this candidate's load and checks, never beside a clock
         session = self._session()
         seeds = self.seeds.for_task(self.task)
         if not self.config.reference_only:
@@ -258,6 +262,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
                         weight_seed: int) -> tuple[WorkerSession, dict, bool, FreshPlanner]:
         """The timing shape, the torch.compile baseline when asked for (its session may be a fresh one),
         and the planner that grants this timing request's fresh seeds."""
+        self._join_clean_ahead()  # its device context is made before this candidate's clocks, not in them
         if self.before_clock is not None:  # nothing starts beside a clock: see engine/prefetch.py
             self.before_clock()
         shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
@@ -265,7 +270,8 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         if self.config.timing.compile_baseline:
             session, compiled = self._compile_baseline(session, out, shape, weight_seed)
         planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id),
-                               positions=self.config.timed_check_positions, edge=self.config.timed_check_edge)
+                               positions=self.config.timed_check_positions, edge=self.config.timed_check_edge,
+                               send_positions=self.backend.device_type == "cpu")  # GPU: by IPC (cuda_ipc.py)
         return session, shape, compiled, planner
 
     def _time(self, session: WorkerSession, out: DeviceOutcome, weight_seed: int, shape: dict, compiled: bool,
