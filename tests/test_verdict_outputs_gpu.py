@@ -4,6 +4,10 @@
 * tests/data/verdict_outputs/lazy_output_observer_cuda.py: the forward only allocates; a global RecordFunction
   callback computes the output on the device when an op of the harness touches it. Trials read outputs without
   an op, so it is ``incorrect`` on its first trial with the hook check off, and the callback is named with it on.
+* tests/data/verdict_outputs/lazy_timed_output_cuda.py: honest on the trials' small shapes, lazy only at the
+  timing shape (a 2 GiB output, sampled at secret positions): before the parent read it through a CUDA IPC handle
+  (engine/cuda_ipc.py) the worker's ``index`` woke its callback and it passed; now ``incorrect`` with the hook
+  check off.
 * tests/data/verdict_outputs/got_event_shave_cuda.py: libtorch's GOT slots for ``cudaEventElapsedTime`` pointed at
   a function that reports 10 % less for the candidate's samples: named (``cheat_detected``).
 """
@@ -26,7 +30,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 
 DATA = Path(__file__).resolve().parent / "data" / "verdict_outputs"
 TASK = "activation.relu"
-ATTACKS = ("lazy_output_observer_cuda", "got_event_shave_cuda")
+ATTACKS = ("lazy_output_observer_cuda", "got_event_shave_cuda", "lazy_timed_output_cuda")
 HONEST = '''
 import torch
 import torch.nn as nn
@@ -62,7 +66,8 @@ def results(tmp_path_factory):
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=2.0, warmup=1))
     out = {c.label: r for c, r in zip(cands, evaluate_candidates([task], cands, cfg), strict=True)}
     cfg.anticheat = AntiCheatConfig(require_custom_kernel=False, runtime_checks=False)
-    (out["lazy_unhooked"],) = evaluate_candidates([task], cands[1:2], cfg)
+    unhooked = [cands[1], cands[3]]
+    out["lazy_unhooked"], out["lazy_timed_unhooked"] = evaluate_candidates([task], unhooked, cfg)
     for name, r in out.items():
         print(f"{name}: {r.status.value} speedup={r.speedup} :: {r.message[:300]} {r.flags}")
     return out
@@ -85,3 +90,9 @@ def test_attack_is_not_judged_correct(results, name):
 def test_lazy_output_is_wrong_without_the_hook_check(results):
     r = results["lazy_unhooked"]
     assert r.status == Status.INCORRECT, f"{r.status.value} at {r.speedup}x: {r.message}"
+
+
+def test_lazy_timed_output_is_wrong_without_the_hook_check(results):
+    r = results["lazy_timed_unhooked"]
+    assert r.status == Status.INCORRECT, f"{r.status.value} at {r.speedup}x: {r.message}"
+    assert "output of a timed run is wrong" in r.message, r.message

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from multikernelbench.engine import cuda_ipc
 from multikernelbench.engine.messages import FreshAsk, FreshGrant
 from multikernelbench.engine.raw_outputs import (
     OddOutput,
@@ -80,7 +81,13 @@ class FreshInputs(Fresh):
         self.slots: dict[str, list[list[Any]]] = {}
         self._held: dict[str, list[Any]] = {}
         #: Raw outputs read for the parent's last grants, not yet sent (then: the ones the Timed reply carries).
-        self._pending: list[list[Any]] = []  # per verified call: a RawTensor (or sampled record) per output
+        self._pending: list[list[Any]] = []  # per verified call: a RawTensor (or IPC/gathered record) per output
+        #: CUDA outputs handed over by IPC handle (engine/cuda_ipc.py), kept alive until the parent has read
+        #: them: those of the records not yet sent, and those of the records sent last (the parent reads them
+        #: before answering that request, or, for the Timed reply's, before sending this worker anything else:
+        #: the caller keeps :attr:`sent` until then).
+        self._keep: list[Any] = []
+        self.sent: list[Any] = []
         self.values: list[list[Any]] = []
         self.meta: list[list[list[Any]]] = []
         self.calls = 0
@@ -127,15 +134,17 @@ class FreshInputs(Fresh):
                                               payload=self._take_pending()).verify)
         self.values = self._take_pending() or []  # the last ones travel in the Timed reply
 
-    def _take_pending(self) -> list[list[RawTensor]] | None:  # (or sampled records: see _sample_held)
+    def _take_pending(self) -> list[list[RawTensor]] | None:  # (or IPC/gathered records: see _sample_held)
         pending, self._pending = self._pending, []
+        self.sent, self._keep = self._keep, []  # the request before this one was answered: its memory is free
         return pending or None
 
     def _sample_held(self, name: str, verify: list[list[int]]) -> None:
         """The raw bytes of each held output the parent asked for, read without a tensor op (a candidate's
         RecordFunction callback sees nothing: engine/raw_outputs.py); they leave with the next request. The
-        positions compared are chosen by the parent; they enter this process, after the call, only for outputs too
-        large to send whole (``raw_outputs.RAW_LIMIT``), whose values there are read with numpy (CUDA: tensor ops)."""
+        positions compared are chosen by the parent. Outputs too large to send whole (``raw_outputs.RAW_LIMIT``): on
+        CUDA an IPC handle of their memory travels and the parent reads them (engine/cuda_ipc.py; the positions never
+        enter this process); on the CPU the positions enter, after the call, and the values are read with numpy."""
         held = self._held.pop(name, None)
         limit = self.positions + 2 * self.edge
         for entry in verify:
@@ -146,7 +155,9 @@ class FreshInputs(Fresh):
             records: list[Any] = []
             try:
                 for i, t in enumerate(flatten(held[slot])):
-                    if pseed is not None and needs_positions(t):
+                    if needs_positions(t) and t.device.type == "cuda":
+                        records.append(self._exported(t, i))
+                    elif pseed is not None and needs_positions(t):
                         positions = secret_positions(pseed, self.positions, self.edge)
                         records.append(gathered_record(t, i, positions, limit))
                     else:
@@ -156,6 +167,16 @@ class FreshInputs(Fresh):
             self._pending.append(records)  # a reference's too: the parent treats both alike (renewal balance)
             if name == Series.CANDIDATE:
                 self.meta.append([[r["shape"], r["dtype"]] for r in records])
+
+    def _exported(self, t: torch.Tensor, index: int) -> Any:
+        """A large CUDA output's IPC record, its tensor kept alive; its whole bytes by ``cudaMemcpy`` where the
+        driver cannot export its memory (slow, still no tensor op)."""
+        try:
+            rec = cuda_ipc.export(t, index)
+        except OddOutput:
+            return read_raw(t, index)
+        self._keep.append(t)
+        return rec
 
 
 # ---- parent side -----------------------------------------------------------------------------------------
@@ -184,7 +205,9 @@ class FreshPlanner:
     positions: int = 4096  # EngineConfig.timed_check_positions
     edge: int = 1024  # EngineConfig.timed_check_edge
     #: Whether the worker is told each verified call's positions seed (after the call), for outputs too large to
-    #: send whole (engine/raw_outputs.py RAW_LIMIT). Off: every output travels whole, whatever it costs.
+    #: send whole (engine/raw_outputs.py RAW_LIMIT) that it reads itself: CPU backends. Off for GPU backends: their
+    #: large outputs travel as IPC handles and the parent reads them (engine/cuda_ipc.py); a worker that knew the
+    #: positions could write correct values there alone.
     send_positions: bool = True
     #: Why raw outputs that arrived could not be read (judged by timed_outputs.verify_timed).
     errors: list[str] = field(default_factory=list)
@@ -201,24 +224,37 @@ class FreshPlanner:
             self.errors.append(f"the worker sent {len(raws) if isinstance(raws, list) else 'no list of'} raw "
                                f"output set(s) for {len(self._outstanding)} outstanding")
             return
+        with cuda_ipc.IpcReader() as ipc:  # every mapping closed before the worker is answered
+            for one in raws:
+                check, pseed = self._outstanding.pop(0)
+                positions = secret_positions(pseed, self.positions, self.edge)
+                try:
+                    values, meta = self._sampled(one, positions, ipc)
+                except ValueError as exc:
+                    self.errors.append(str(exc))
+                    continue
+                if check is not None:
+                    check.values, check.meta = values, meta
+
+    def _sampled(self, one: Any, positions: Any, ipc: cuda_ipc.IpcReader) -> tuple[list[Any], list[Any]]:
+        """One verified call's outputs at ``positions``: (values, [shape, dtype] each); ValueError when a record
+        is malformed. IpcUnavailable (the parent cannot map a handle) goes up: a harness error, no verdict."""
         limit = self.positions + 2 * self.edge
-        for one in raws:
-            check, pseed = self._outstanding.pop(0)
-            positions = secret_positions(pseed, self.positions, self.edge)
-            values, meta = [], []
-            try:
-                for i, rec in enumerate(one if isinstance(one, list) else [None]):
-                    sampled = gathered_values(rec, i, len(positions))
-                    if sampled is None:
-                        t = rebuild(rec, i, copy=False)
-                        sampled = values_at(t, positions, limit), [list(t.shape), str(t.dtype)]
-                    values.append(sampled[0])
-                    meta.append(sampled[1])
-            except ValueError as exc:
-                self.errors.append(str(exc))
-                continue
-            if check is not None:
-                check.values, check.meta = values, meta
+        values, meta = [], []
+        for i, rec in enumerate(one if isinstance(one, list) else [None]):
+            sampled: tuple[torch.Tensor, list[Any]] | None
+            if isinstance(rec, dict) and "ipc" in rec:
+                sampled = ipc.values(rec, i, positions, limit)
+            elif isinstance(rec, dict) and "gathered" in rec and not self.send_positions:
+                raise ValueError(f"output {i}: values at positions this worker was never told")
+            else:
+                sampled = gathered_values(rec, i, len(positions))
+            if sampled is None:
+                t = rebuild(rec, i, copy=False)
+                sampled = values_at(t, positions, limit), [list(t.shape), str(t.dtype)]
+            values.append(sampled[0])
+            meta.append(sampled[1])
+        return values, meta
 
     def answer(self, ask: FreshAsk, raws: Any = None) -> FreshGrant:
         self.take(raws)

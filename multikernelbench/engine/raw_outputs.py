@@ -185,8 +185,8 @@ def rebuild_check(payload: Any) -> tuple[list[torch.Tensor], list[torch.Tensor |
 #: (benchmarks/verdict_outputs/), an 8 MiB output through the channel cost 50-190 ms per verified call against
 #: ~2 ms for the positions alone, i.e. seconds per candidate. Its values at the parent's positions travel instead,
 #: read here after the call with numpy on a view of its memory: no aten op, so no RecordFunction callback fires
-#: (the positions do enter the worker, after the call). CUDA outputs above it are still sampled with tensor ops
-#: (see :func:`sampled_record`).
+#: (the positions do enter the worker, after the call). CUDA outputs above it are read by the parent through an IPC
+#: handle (engine/cuda_ipc.py): no position enters the worker.
 RAW_LIMIT = 1 << 20
 
 
@@ -224,10 +224,8 @@ def needs_positions(t: Any) -> bool:
 
 
 def gathered_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: int) -> dict[str, Any]:
-    """Worker: a large output's values at ``positions``, read through a numpy view of its memory (CPU) or with
-    tensor ops (CUDA: :func:`sampled_record`)."""
-    if t.device.type == "cuda":
-        return sampled_record(t, index, positions, limit)
+    """Worker: a large CPU output's values at ``positions``, read through a numpy view of its memory (a CUDA one
+    goes to the parent as an IPC handle instead: engine/cuda_ipc.py)."""
     if t.device.type != "cpu" or t.is_conj() or t.is_neg() or str(t.dtype) not in DTYPES:
         raise OddOutput(f"output {index} ({t.device}, {t.dtype}) cannot be read without a tensor op")
     shape, stride, item = list(t.shape), list(t.stride()), t.element_size()
@@ -249,30 +247,9 @@ def gathered_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: i
 def gathered_values(rec: Any, index: int, count: int) -> tuple[torch.Tensor, list[Any]] | None:
     """Parent: (values, [shape, dtype]) of a :func:`gathered_record`, checked; None when ``rec`` is not one."""
     if not isinstance(rec, dict) or "gathered" not in rec:
-        return sampled_values(rec, index, count)
+        return None
     data, shape, dtype = rec.get("gathered"), rec.get("shape"), DTYPES.get(str(rec.get("dtype")))
     if type(data) is not torch.Tensor or data.dtype != torch.uint8 or data.dim() != 1 or dtype is None \
             or not isinstance(shape, list) or data.numel() != count * torch.empty((), dtype=dtype).element_size():
         raise ValueError(f"output {index}: malformed gathered output record")  # noqa: E721
     return data.view(dtype), [shape, str(dtype)]
-
-
-def sampled_record(t: torch.Tensor, index: int, positions: np.ndarray, limit: int) -> dict[str, Any]:
-    """A large CUDA output's values at ``positions`` (mod numel), read with tensor ops in the worker (the older,
-    weaker path: copying GBs to the host per verified call costs seconds; a CUDA IPC handle opened by the parent
-    is the missing piece)."""
-    if t.layout != torch.strided:
-        raise OddOutput(f"output {index} has layout {t.layout}, not a dense tensor")
-    values = values_at(t.detach(), positions, limit)
-    return {"sampled": values, "shape": list(t.shape), "dtype": str(t.dtype)}
-
-
-def sampled_values(rec: Any, index: int, count: int) -> tuple[torch.Tensor, list[Any]] | None:
-    """(values, [shape, dtype]) of a :func:`sampled_record`, checked; None when ``rec`` is not one."""
-    if not isinstance(rec, dict) or "sampled" not in rec:
-        return None
-    values, shape, dtype = rec.get("sampled"), rec.get("shape"), rec.get("dtype")
-    if type(values) is not torch.Tensor or values.dim() != 1 or values.numel() != count \
-            or str(values.dtype) != dtype or not isinstance(shape, list):  # noqa: E721
-        raise ValueError(f"output {index}: malformed sampled output record")
-    return values, [shape, dtype]

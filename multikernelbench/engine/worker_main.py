@@ -72,6 +72,9 @@ class WorkerState:
         self.dispatcher: DispatcherSnapshot | None = None
         #: RecordFunction callbacks and GOT slots of the timing/checking paths, before candidate code.
         self.native: NativeSnapshot | None = None
+        #: The last Timed reply's CUDA outputs sent as IPC handles (engine/cuda_ipc.py): alive until the parent's
+        #: next message, which it sends only after reading them.
+        self.kept_for_parent: list[Any] = []
 
     @property
     def build_folder(self) -> Path:
@@ -280,6 +283,7 @@ class WorkerState:
             fresh.observe(Series.CANDIDATE, [out])
             evidence = {**observed, **self.evidence(busy=True)}
         fresh.finish()
+        self.kept_for_parent = fresh.sent
         moved = instances.changed()
         if moved:
             evidence["patched"] = sorted(set(evidence.get("patched", [])) | set(moved))
@@ -345,6 +349,7 @@ def serve(fd: int, role: str) -> None:
             header, payload = protocol.recv(channel.conn)
         except EOFError:
             return
+        state.kept_for_parent = []  # the parent read them before sending this (see WorkerState)
         try:
             msg = Message.from_header(header)
         except Exception as exc:  # noqa: BLE001
