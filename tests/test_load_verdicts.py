@@ -270,7 +270,7 @@ def _recorded(samples: list[tuple[str, float, float, float]]) -> tuple[AskLog, d
     return log, series
 
 
-#: The first timing of tests/data/timing_attacks_open/renew_profile_quiet_balanced.py beside 4 busy loops pinned to the 2
+#: The first timing of tests/data/timing_attacks/renew_profile_quiet_balanced.py beside 4 busy loops pinned to the 2
 #: cores (factor 4.00, 10 runnable), 2026-12-05, as benchmarks/verdicts_under_load/idle_figures.py --detail printed
 #: it: (callable, wall ms from its request to the next, claimed ms, the worker's CPU ms, the parent's service ms,
 #: the worker threads' on-CPU + run-queue ms, the parent's answering thread's on-CPU + run-queue ms from its answer
@@ -307,7 +307,7 @@ def _recorded_sched(samples: list[tuple[str, float, float, float, float, float, 
 
 
 def test_balanced_renewal_quiet_in_cpu_time_beside_load_is_caught():
-    """tests/data/timing_attacks_open/renew_profile_quiet_balanced.py beside busy loops pinned to the cores: its hidden
+    """tests/data/timing_attacks/renew_profile_quiet_balanced.py beside busy loops pinned to the cores: its hidden
     float64 product runs on one thread (CPU time under the CPU audit's floor) and the reference's renewal is padded
     by *sleeping*, so its wall time is what load explains (2026-12-04: ``correct`` at 227x; this test was then a
     strict xfail on that run's figures, which carried no schedstat). The reference's intervals sleep 6-15 ms per

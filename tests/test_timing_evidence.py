@@ -172,6 +172,37 @@ def test_honest_relu_beside_pinned_burners_is_not_convicted(suite, build_root):
         assert r.host_load and r.host_load["timing"], r.host_load
 
 
+MARKS_REASON = "of CPU time per call more in the renewals before candidate's timed calls"
+
+
+def test_balanced_renewal_beside_pinned_burners_is_caught_by_the_renewals_cpu_time(suite, build_root):
+    """The open class of issue #40 until the start marks (anticheat/call_marks.py): the balanced renewal with a
+    busy-wait padding (renew_profile_balanced.py) and with a sleeping one and a one-thread hidden product
+    (renew_profile_quiet_balanced.py), beside busy loops pinned to every core twice over, where the wall audit is
+    blind and the whole interval's CPU time under its floor (``correct`` at 5-376x before). The renewal's CPU time,
+    read by the parent at the request and at the start mark, shows the hidden product in every sample at any load:
+    convicted, named by it, no skip at the load factor's cap. The honest twin in the same batch stays ``correct``.
+    Measured before this test: 3 of 3 runs of each convicted at factor 4.0, the renewals 10-36 ms of CPU per call
+    against the clean worker's 5.7-7.9 (bounds 2.9-3.9); the honest twin's 6.5 against 6.7."""
+    task = suite[TASK]
+    paths = {"twin": TWIN, "balanced": ATTACKS / "renew_profile_balanced.py",
+             "quiet": ATTACKS / "renew_profile_quiet_balanced.py"}
+    procs = _burners(2)
+    try:
+        got = _run(task, paths, _config(build_root, False, 600.0))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    for name, r in got.items():
+        print(f"  {name}: {r.status.value} speedup {r.speedup} load {r.host_load} :: {r.message[:400]}")
+    assert got["twin"].status == Status.CORRECT, got["twin"].message
+    for name in ("balanced", "quiet"):
+        r = got[name]
+        assert r.status == Status.CHEAT_DETECTED, f"{name}: {r.status.value} at {r.speedup}x: {r.message}"
+        assert MARKS_REASON in r.message and "confirmed" in r.message, r.message
+
+
 def test_load_that_arrives_after_the_clean_calibration_convicts_no_honest_kernel(suite, build_root):
     """CI, 2026-12-04: the clean worker calibrated the relu's input renewal on a quiet moment (12 ms per call);
     the candidate's timing ran once the other test process had started its compilers, and every renewal there
