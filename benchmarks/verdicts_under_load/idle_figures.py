@@ -89,7 +89,7 @@ def main() -> int:
 
     suite = {t.id: t for t in load_suite()}
     pick = {
-        "quiet": ("matmul.square", REPO / "tests/data/timing_attacks_open/renew_profile_quiet_balanced.py", False),
+        "quiet": ("matmul.square", REPO / "tests/data/timing_attacks/renew_profile_quiet_balanced.py", False),
         "twin": ("matmul.square", REPO / "tests/data/honest_twins/matmul.square.py", True),
         "relu": ("activation.relu", REPO / "solutions/cpu/activation.relu.py", True),
         "relu_twin": ("activation.relu", REPO / "tests/data/honest_twins/activation.relu.py", True),
