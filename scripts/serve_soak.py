@@ -3,24 +3,22 @@
 Starts the real service (``mkb serve`` in a subprocess, CPU backend, ``--lanes`` lanes, one task, no timing), then runs two
 phases of ``--seconds`` each: honest clients alone, then honest clients beside hostile ones. Honest clients
 submit PyTorch kernels from a small pool (mostly answered from the cache, every ``--new-every``-th one new,
-so it is evaluated) and long-poll their results. Hostile clients, each with its own token:
-
-* long-pollers: ``--polls`` concurrent ``GET /jobs/{id}?wait=60`` on their own pending job (a candidate that
-  sleeps 20 s, renewed when it finishes), half of them hanging up and reconnecting;
-* slow headers: ``--slow`` connections that send their request head one byte every 0.5 s;
-* cache flooders: POSTs of 8 copies of one cached 200 KB source, back to back;
-* queue flooders: new (failing) sources up to their client's cap, again as soon as one finishes.
+so it is evaluated) and long-poll their results. Hostile clients, each with its own token
+(scripts/serve_hostile.py): ``--polls`` long-polls on a sleeping candidate, ``--slow`` slow-header connections,
+a cache flooder and a queue flooder.
 
 Prints one JSON line per phase: honest submit latency p50/p99 (s), honest results per minute, server peak
 RSS (VmHWM of the service process, MB) and its RSS at the end, the host's load average (lowest and
 highest, sampled every 5 s: the machine may be shared), and ``cpu_s``: CPU seconds of the phase per thread of
-the service, its zygotes and workers, the honest clients and core 0 as a whole (scripts/serve_cpu.py).
+the service, its zygotes and workers, the honest clients and core 0 as a whole (scripts/serve_cpu.py), the
+service's counters (``counted``) and, from them, ``per_client``: runs taken, mean queue wait and lane seconds.
 Bounded: every loop stops at its phase's end.
 
     python scripts/serve_soak.py --honest 4 --seconds 60
     python scripts/serve_soak.py --honest 4 --seconds 60 --hostile-cpus 1 --service-cpus 0
 
-``--hostile-cpus`` / ``--service-cpus`` pin the hostile clients' process to its own cores and the service (its
+``--hostile-weight W`` gives the hostile clients' tokens weight W in the token file (their relative share of the
+lanes beside the honest clients' 1; serve/auth.py). ``--hostile-cpus`` / ``--service-cpus`` pin the hostile clients' process to its own cores and the service (its
 lanes, zygotes and workers inherit it) and the honest clients to the others, the same in both phases: a
 stand-in for attackers on another host, so that only the service's own work for them counts against the
 honest clients.
@@ -46,14 +44,7 @@ from pathlib import Path
 
 import httpx
 from serve_cpu import CpuSampler
-
-RELU = "activation.relu"
-HEAD = "import torch\nimport torch.nn as nn\n"
-
-
-def kernel(tag: str, pad: int = 0) -> str:
-    return (HEAD + f"# {tag}\n" + "#" * pad + "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
-            "        return torch.clamp_min(x, 0.0)\n")
+from serve_hostile import ATTACKS, RELU, Phase, cpu_set, hostile_main, kernel, pin
 
 
 def free_port() -> int:
@@ -69,26 +60,11 @@ def proc_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def cpu_set(text: str | None) -> set[int] | None:
-    """``"0"``, ``"0,2"`` or ``"0-3"`` as a set of cores; None: not pinned."""
-    if not text:
-        return None
-    cpus: set[int] = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.update(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
-def pin(cpus: set[int] | None) -> None:
-    """The calling process (and what it starts from now on) on ``cpus``."""
-    if cpus:
-        os.sched_setaffinity(0, cpus)
-
-
 def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, lanes: int,
-                 cpus: set[int] | None = None, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    (tmp / "tokens").write_text("".join(f"{name} {tok}\n" for name, tok in tokens.items()))
+                 cpus: set[int] | None = None, extra: tuple[str, ...] = (),
+                 weights: dict[str, float] | None = None) -> subprocess.Popen:
+    weights = weights or {}
+    (tmp / "tokens").write_text("".join(f"{name} {tok} {weights.get(name, 1.0):g}\n" for name, tok in tokens.items()))
     cmd = [sys.executable, "-m", "multikernelbench.cli.main", "serve", "--port", str(port), "--task", RELU,
            "--db", str(tmp / "results.sqlite"), "--build-root", str(tmp / "builds"), "--no-timing",
            "--policy", "kernelbench", "--token-file", str(tmp / "tokens"), "--max-pending", "8", "--batch-size", str(batch_size),
@@ -109,22 +85,6 @@ def start_server(tmp: Path, tokens: dict[str, str], port: int, batch_size: int, 
 def load_average() -> float:
     """The host's 1-minute load average (the machine may be shared: the numbers are read beside it)."""
     return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-class Phase:
-    def __init__(self, seconds: float) -> None:
-        self.end = time.monotonic() + seconds
-        self.lock = threading.Lock()
-        self.latencies: list[float] = []
-        self.results = 0
-        self.errors: dict[str, int] = {}
-
-    def live(self) -> bool:
-        return time.monotonic() < self.end
-
-    def error(self, what: str) -> None:
-        with self.lock:
-            self.errors[what] = self.errors.get(what, 0) + 1
 
 
 def honest(url: str, token: str, phase: Phase, n: int, new_every: int) -> None:
@@ -158,120 +118,6 @@ def honest(url: str, token: str, phase: Phase, n: int, new_every: int) -> None:
                     with phase.lock:
                         phase.results += 1
                     break
-
-
-def long_poller(url: str, token: str, phase: Phase, polls: int) -> None:
-    """Long-polls on the poller's own unfinished job (a candidate that sleeps 20 s at import; a new one when it
-    finishes), half of them hanging up half a second after asking."""
-    port = int(url.rsplit(":", 1)[1])
-    sleeper = HEAD + "import time\ntime.sleep(20)\n" + kernel("sleeper").split("\n", 2)[2]
-    lock = threading.Lock()
-    current: dict[str, str] = {}
-
-    def renew(old: str | None) -> str | None:
-        with lock:
-            if current.get("id") == old:
-                try:
-                    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
-                        r = c.post("/jobs", json={"task_id": RELU, "source": sleeper + f"# {secrets.token_hex(4)}\n"})
-                    current["id"] = r.json()["jobs"][0]
-                except (httpx.HTTPError, KeyError, ValueError):
-                    time.sleep(0.5)
-            return current.get("id")
-
-    renew(None)
-
-    def one(hang_up: bool) -> None:
-        while phase.live():
-            job_id = current.get("id")
-            head = f"GET /jobs/{job_id}?wait=60 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n"
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-                    s.sendall(head.encode())
-                    if hang_up:
-                        time.sleep(0.5)
-                        continue
-                    s.settimeout(max(0.1, phase.end - time.monotonic()))
-                    reply = s.recv(65536)
-                if b'"state":"done"' in reply or b'"state":"failed"' in reply:
-                    renew(job_id)
-            except OSError:
-                time.sleep(0.1)
-
-    threads = [threading.Thread(target=one, args=(i % 2 == 0,), daemon=True) for i in range(polls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-
-
-def slow_headers(port: int, phase: Phase, n: int) -> None:
-    head = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"a" * 200 + b"\r\n\r\n"
-    conns: list[tuple[socket.socket, int]] = []
-    while phase.live():
-        while len(conns) < n:
-            try:
-                conns.append((socket.create_connection(("127.0.0.1", port), timeout=2), 0))
-            except OSError:
-                break
-        kept = []
-        for s, sent in conns:
-            try:
-                s.sendall(head[sent:sent + 1])
-                kept.append((s, sent + 1))
-            except OSError:
-                s.close()
-        conns = kept
-        time.sleep(0.5)
-    for s, _ in conns:
-        s.close()
-
-
-def cache_flood(url: str, token: str, phase: Phase) -> None:
-    big = kernel("big", pad=200_000)
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
-        try:
-            first = c.post("/jobs", json={"task_id": RELU, "source": big}).json()["jobs"][0]
-            c.get(f"/jobs/{first}", params={"wait": 60})
-        except (httpx.HTTPError, KeyError, ValueError):
-            pass
-        body = {"items": [{"task_id": RELU, "source": big}] * 8}
-        while phase.live():
-            try:
-                c.post("/jobs", json=body)
-            except httpx.HTTPError:
-                time.sleep(0.1)
-
-
-def queue_flood(url: str, token: str, phase: Phase) -> None:
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as c:
-        i = 0
-        while phase.live():
-            i += 1
-            try:
-                r = c.post("/jobs", json={"task_id": RELU, "source": f"x = ({i}, {secrets.token_hex(4)}"})
-            except httpx.HTTPError:
-                time.sleep(0.2)
-                continue
-            if r.status_code == 429:
-                time.sleep(0.2)
-
-
-ATTACKS = ("polls", "slow", "flood", "queue")
-
-
-def hostile_main(url: str, tokens: dict[str, str], seconds: float, polls: int, slow: int,
-                 attacks: tuple[str, ...] = ATTACKS, cpus: set[int] | None = None) -> None:
-    pin(cpus)
-    phase = Phase(seconds)
-    port = int(url.rsplit(":", 1)[1])
-    every = {"polls": (long_poller, (url, tokens["poller"], phase, polls)), "slow": (slow_headers, (port, phase, slow)),
-             "flood": (cache_flood, (url, tokens["flooder"], phase)), "queue": (queue_flood, (url, tokens["queuer"], phase))}
-    threads = [threading.Thread(target=every[a][0], args=every[a][1], daemon=True) for a in attacks]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(seconds + 30)
 
 
 def warm_up(url: str, token: str) -> None:
@@ -319,6 +165,28 @@ def lane_samples(url: str, phase: Phase, lanes: int, out: dict) -> None:
                mean_running=round(running / max(1, seen), 2), mean_queued=round(queued / max(1, seen), 2))
 
 
+def per_client(counted: dict[str, float]) -> dict[str, dict[str, float]]:
+    """The service's per-client counters of the phase (``client_*_total{client="..."}``), the honest clients
+    summed: runs taken, mean queue wait, lane seconds of finished and of stopped runs. Who waits for the lanes
+    and who holds them, which the per-stage totals cannot tell."""
+    out: dict[str, dict[str, float]] = {}
+    for key, value in counted.items():
+        if not key.startswith("client_") or 'client="' not in key:
+            continue
+        what = key[len("client_"):key.index("_total")]
+        who = key.split('client="', 1)[1].rstrip('"}')
+        who = "honest" if who.startswith("honest") else who
+        row = out.setdefault(who, {})
+        row[what] = row.get(what, 0.0) + value
+    for row in out.values():
+        taken = row.pop("taken", 0.0)
+        row["taken"] = taken
+        row["queue_s_mean"] = round(row.pop("queue_ms", 0.0) / 1000 / max(1.0, taken), 2)
+        row["lane_s"] = round(row.pop("lane_ms", 0.0) / 1000, 1)
+        row["stopped_lane_s"] = round(row.pop("stopped_lane_ms", 0.0) / 1000, 1)
+    return out
+
+
 def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -> dict:
     before = counters(url, tokens["honest0"])
     phase = Phase(args.seconds)
@@ -352,6 +220,7 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
         if attackers.is_alive():
             attackers.kill()
     after = counters(url, tokens["honest0"])
+    counted = {k: v - before.get(k, 0) for k, v in after.items()}
     lat = sorted(phase.latencies)
     p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan")
     return {"phase": "with hostile" if hostile else "honest only", "honest_clients": args.honest,
@@ -362,7 +231,8 @@ def run_phase(url: str, tokens: dict[str, str], args, hostile: bool, pid: int) -
             "load_avg_min_max": [min(loads), max(loads)], "lanes": args.lanes, "batch_size": args.batch_size,
             "attacks": args.attacks if hostile else "", "service_cpus": args.service_cpus,
             "hostile_cpus": args.hostile_cpus if hostile else None, "service_args": args.service_args, "errors": phase.errors,
-            "cpu_s": cpu.report(), "counted": {k: v - before.get(k, 0) for k, v in after.items()}, "lanes_seen": gauges}
+            "hostile_weight": args.hostile_weight, "cpu_s": cpu.report(), "counted": counted, "lanes_seen": gauges,
+            "per_client": per_client(counted)}
 
 
 def main() -> int:
@@ -383,6 +253,9 @@ def main() -> int:
                     help="pin the service and the honest clients to these cores (e.g. 0)")
     ap.add_argument("--service-args", default="", metavar="ARGS",
                     help="more options for mkb serve, e.g. '--refuse-in-app' (an A/B of the service's code)")
+    ap.add_argument("--hostile-weight", type=float, default=1.0, metavar="W",
+                    help="the hostile clients' tokens' weight in the token file (their relative share of the lanes; "
+                         "the honest clients' is 1)")
     args = ap.parse_args()
     pin(cpu_set(args.service_cpus))  # the honest clients run in this process
     names = [f"honest{i}" for i in range(args.honest)] + ["poller", "flooder", "queuer"]
@@ -390,7 +263,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mkb-soak-") as tmp:
         port = free_port()
         proc = start_server(Path(tmp), tokens, port, args.batch_size, args.lanes, cpu_set(args.service_cpus),
-                            tuple(shlex.split(args.service_args)))
+                            tuple(shlex.split(args.service_args)),
+                            {n: args.hostile_weight for n in ("poller", "flooder", "queuer")})
         url = f"http://127.0.0.1:{port}"
         try:
             warm_up(url, tokens["honest0"])

@@ -134,13 +134,16 @@ def test_one_client_holds_at_most_all_lanes_but_one():
 
 
 def test_a_client_over_its_share_does_not_get_the_last_free_lane():
-    """Two heavy clients (sleepers) and a light one who has nothing queued at this instant: lane 0 holds
-    ``sleeper_a``; when lane 1 frees, ``sleeper_b`` (over the mean of recent usage) may not take it, so it is
-    free when the light client's next job comes."""
+    """Two heavy clients (sleepers) and a light one between two of its jobs (its last ended 0.5 s ago, within
+    ``idle_grace_s``): lane 0 holds ``sleeper_a``; when lane 1 frees, ``sleeper_b`` (over the mean of recent
+    usage) may not take it, so it is free when the light client's next job comes."""
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=2, half_life_s=1e9))
     q.settled.update({"sleeper_a": (40.0, 0.0), "sleeper_b": (40.0, 0.0), "light": (4.0, 0.0)})
+    q.push("light", "l-1", 10.0, 0.0)
+    assert q.take(1, 1, now=0.0) == ["l-1"]
     q.push("sleeper_a", "a0", 10.0, 0.0)
     assert q.take(0, 1, now=0.0) == ["a0"]
+    q.done(1, "l-1", 0.5)
     q.push("sleeper_b", "b0", 10.0, 1.0)
     assert q.take(1, 1, now=1.0) == []
     q.push("light", "l0", 10.0, 2.0)
@@ -202,13 +205,17 @@ def test_preemption_spares_short_jobs_equal_clients_and_a_free_lane():
 
 
 def test_a_run_taken_over_its_share_is_stopped_as_soon_as_a_cheaper_client_waits():
-    """Runs on sufferance: the sleeper was already over its share when the idle lane took its job, so a
-    cheaper client's arrival names its lane at once, not after ``preempt_after_s`` (the queue before this
-    change named it only at 10 s: an honest kernel waited that long behind a sleeper every time)."""
+    """Runs on sufferance: the sleeper was already over its share when the idle lane took its job (the honest
+    client, between two of its jobs, is engaged), so a cheaper client's arrival names its lane at once, not
+    after ``preempt_after_s`` (the queue before this change named it only at 10 s: an honest kernel waited
+    that long behind a sleeper every time)."""
     q: FairQueue[str] = FairQueue(Caps(per_client_jobs=100), Share(lanes=1, half_life_s=1e9, preempt_after_s=10.0))
     q.settled.update({"sleeper": (50.0, 0.0), "honest": (5.0, 0.0)})
-    q.push("sleeper", "z0", 10.0, 0.0)
-    assert q.take(0, 1, now=0.0) == ["z0"]  # nobody else wants the lane: work-conserving
+    q.push("honest", "h-1", 10.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["h-1"]
+    q.done(0, "h-1", 0.5)
+    q.push("sleeper", "z0", 10.0, 0.5)
+    assert q.take(0, 1, now=0.5) == ["z0"]  # nobody else wants the lane: work-conserving
     assert q.victim(1.0) is None  # nobody waits
     q.push("honest", "h0", 10.0, 1.0)
     assert q.victim(1.5) == 0
@@ -277,6 +284,6 @@ def test_a_newcomers_share_is_judged_from_the_level_it_started_at():
     q.push("z", "z0", 10.0, 0.0)
     assert q.take(2, 1, now=0.0) == ["z0"] and q.lane_protected[2]
     q.done(0, "a0", 1.0)
-    q.done(1, "b0", 1.0)
-    assert q.usage("z", 5.0) < q.usage("a", 5.0)  # on what it used (5 s) it is the lightest
-    assert q.over_share("z", 5.0)  # from the level it started at it is the heaviest
+    q.done(1, "b0", 1.0)  # a and b between jobs (engaged for idle_grace_s)
+    assert q.usage("z", 2.5) < q.usage("a", 2.5)  # on what it used (2.5 s) it is the lightest
+    assert q.over_share("z", 2.5)  # from the level it started at it is the heaviest

@@ -11,8 +11,12 @@ and a cheap client already at its lane cap was a reason to keep the last lane fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
+import pytest
+
+from multikernelbench.serve.auth import TokenBook, TokenFileError, parse_token_file
 from multikernelbench.serve.sched import Caps, FairQueue, Share
 
 DT = 0.05
@@ -32,11 +36,27 @@ class Tally:
     flood_done: int = 0
     samples: int = 0
     free_while_waiting: int = 0
+    lane_s: dict[str, float] = field(default_factory=dict)  # lane seconds of finished jobs, per client
+
+
+@dataclass(frozen=True)
+class Soak:
+    """Who joins the measured minute beside the 4 honest clients (1 s jobs, each blocking on its result, then
+    ``think_s`` before its next)."""
+
+    hostile: bool = True
+    think_s: float = 0.0
+    #: The soak's cache flooder: one job evaluated as it joins (its first, uncached 200 KB kernel), then only
+    #: cached answers: a client with a little recent usage that never wants the engine again.
+    cache_flooder: bool = False
+    #: The hostile clients' weight (the honest clients' is 1).
+    hostile_weight: float = 1.0
 
 
 def _finish(q: FairQueue[SimJob], lanes: dict[int, tuple[SimJob, float]], t: float, tally: Tally,
-            counted: bool) -> None:
-    """Jobs whose work is done end (serve/jobs.py ``finish``); an honest client submits its next at once."""
+            counted: bool, due: dict[str, float], think_s: float) -> None:
+    """Jobs whose work is done end (serve/jobs.py ``finish``); an honest client submits its next after
+    ``think_s``."""
     for lane, (job, started) in list(lanes.items()):
         if t - started >= job.work_s - 1e-9:
             del lanes[lane]
@@ -44,9 +64,10 @@ def _finish(q: FairQueue[SimJob], lanes: dict[int, tuple[SimJob, float]], t: flo
             q.release(job.client, 1.0)
             if job.client.startswith("honest"):
                 tally.honest_done += counted
-                q.push(job.client, SimJob(job.client, 1.0), 1.0, t)
+                due[job.client] = t + think_s
             elif job.client == "flood":
                 tally.flood_done += counted
+            tally.lane_s[job.client] = tally.lane_s.get(job.client, 0.0) + (t - started) * counted
 
 
 def _preempt(q: FairQueue[SimJob], lanes: dict[int, tuple[SimJob, float]], t: float) -> None:
@@ -66,23 +87,40 @@ def _preempt(q: FairQueue[SimJob], lanes: dict[int, tuple[SimJob, float]], t: fl
         q.requeue(job.client, job, 1.0, t, overran=job.overran)
 
 
-def simulate(hostile: bool, warm_s: float = 60.0, seconds: float = 60.0) -> Tally:
-    """4 honest clients (1 s jobs, one at a time) for ``warm_s``, then ``seconds`` measured; ``hostile``: a
-    flooder keeping 8 jobs of 0.3 s pending and a sleeper's 20 s job (renewed when it ends) join then."""
-    q: FairQueue[SimJob] = FairQueue(Caps(per_client_jobs=8), Share(lanes=2, half_life_s=120.0, preempt_after_s=10.0))
+def _join(q: FairQueue[SimJob], t: float, soak: Soak, due: dict[str, float]) -> None:
+    """The hostile clients keep their work queued: a flooder 8 jobs of 0.3 s, a sleeper one 20 s job, the
+    cache flooder its one job when it joins."""
+    if soak.hostile:
+        while q.jobs["flood"] < 8:
+            q.push("flood", SimJob("flood", 0.3), 1.0, t)
+        if q.jobs["sleeper"] == 0:
+            q.push("sleeper", SimJob("sleeper", 20.0), 1.0, t)
+        if soak.cache_flooder and "cache" not in due:
+            due["cache"] = t
+            q.push("cache", SimJob("cache", 1.0), 1.0, t)
+
+
+def simulate(hostile: bool | Soak, warm_s: float = 60.0, seconds: float = 60.0) -> Tally:
+    """4 honest clients (1 s jobs, one at a time) for ``warm_s``, then ``seconds`` measured; hostile: a
+    flooder keeping 8 jobs of 0.3 s pending and a sleeper's 20 s job (renewed when it ends) join then (and
+    what :class:`Soak` adds)."""
+    soak = hostile if isinstance(hostile, Soak) else Soak(hostile=hostile)
+    w = soak.hostile_weight
+    q: FairQueue[SimJob] = FairQueue(Caps(per_client_jobs=8), Share(lanes=2, half_life_s=120.0, preempt_after_s=10.0),
+                                     weight=lambda client: 1.0 if client.startswith("honest") else w)
     lanes: dict[int, tuple[SimJob, float]] = {}
     tally = Tally()
-    for i in range(4):
-        q.push(f"honest{i}", SimJob(f"honest{i}", 1.0), 1.0, 0.0)
+    due = {f"honest{i}": 0.0 for i in range(4)}
     for step in range(round((warm_s + seconds) / DT)):
         t = step * DT
         measured = t >= warm_s
-        if hostile and measured:
-            while q.jobs["flood"] < 8:
-                q.push("flood", SimJob("flood", 0.3), 1.0, t)
-            if q.jobs["sleeper"] == 0:
-                q.push("sleeper", SimJob("sleeper", 20.0), 1.0, t)
-        _finish(q, lanes, t, tally, measured)
+        if measured:
+            _join(q, t, soak, due)
+        for client, at in list(due.items()):
+            if client.startswith("honest") and t >= at - 1e-9:
+                del due[client]
+                q.push(client, SimJob(client, 1.0), 1.0, t)
+        _finish(q, lanes, t, tally, measured, due, soak.think_s)
         _preempt(q, lanes, t)
         for lane in range(2):
             if lane not in lanes and q.waiting():
@@ -142,3 +180,74 @@ def test_near_equal_clients_are_not_told_apart_by_a_fraction_of_a_job():
     q.push("h1", "h1-0", 1.0, 0.0)
     assert q.over_share("h1", 0.0)
     assert q.take(1, 1, 0.0) == ["h1-0"]
+
+
+def test_a_client_that_only_hits_the_cache_keeps_no_lane_free():
+    """The soak's cache flooder has one job evaluated as it joins, then only cached answers: a client with a
+    little recent usage that never wants the engine again. The last free lane was kept for it (under its share,
+    holding no lane) for as long as its usage lasted, and its low usage pulled the mean below every honest
+    client, so none of them got that lane either, and none could stop the sleeper's run: a lane stood free
+    68 % of the simulated minute and the honest clients got 38 jobs (the real soak: 55 %, -52 %). A lane is
+    now kept only for a client engaged within ``idle_grace_s``, and shares are judged among engaged clients."""
+    tally = simulate(Soak(cache_flooder=True))
+    assert tally.free_while_waiting / tally.samples < 0.01
+    assert tally.honest_done >= 88  # of 120 alone (was 38)
+
+
+def test_a_newcomer_is_floored_at_clients_between_their_jobs():
+    """Honest clients that all happen to be between jobs when the sleeper arrives are engaged: it comes in
+    level with them, not at its own usage of 0 (which let it take the free lanes ahead of everyone, simulated
+    with 1 s think time: the sleeper took a protected 20 s run at level 0)."""
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=8), Share(lanes=2, half_life_s=1e9))
+    for i in range(2):
+        item = f"h{i}-0"  # done() knows an item by identity
+        q.settled[f"h{i}"] = (25.0, 0.0)
+        q.push(f"h{i}", item, 1.0, 0.0)
+        assert q.take(i, 1, 0.0) == [item]
+        q.done(i, item, 1.0)
+    assert not q.lane_items and not q.queues
+    q.push("sleeper", "s0", 1.0, 1.5)
+    assert q.level("sleeper", 1.5) >= 25.0
+
+
+def test_the_last_lane_is_not_kept_for_a_client_idle_past_the_grace():
+    """A light client that ended its job more than ``idle_grace_s`` ago is no reason to keep a lane free:
+    the waiting honest client, over the mean that the idle client pulls down, gets it."""
+    share = Share(lanes=2, half_life_s=1e9, idle_grace_s=2.0)
+    q: FairQueue[str] = FairQueue(Caps(per_client_jobs=8), share)
+    q.push("cache", "c0", 1.0, 0.0)
+    assert q.take(0, 1, 0.0) == ["c0"]
+    q.done(0, "c0", 1.0)
+    q.settled.update({"a": (30.0, 1.0), "b": (30.0, 1.0)})
+    q.push("a", "a0", 1.0, 1.0)
+    assert q.take(0, 1, 1.0) == ["a0"]
+    q.push("b", "b0", 1.0, 1.5)
+    assert q.take(1, 1, 1.5) == []  # the cache client is between jobs: its lane is kept
+    assert q.take(1, 1, 3.5) == ["b0"]  # idle past the grace: released
+
+
+def test_a_token_of_lower_weight_gets_a_smaller_share():
+    """Equal shares leave the honest clients N/(N+k) of the engine beside k clients that queue work back to
+    back (simulated: 92 of 120 jobs, -23 %). The token file's weight (serve/auth.py) is the operator's lever:
+    at 0.25 for the hostile tokens the flooder gets about a quarter of an honest client's lane time."""
+    tally = simulate(Soak(cache_flooder=True, hostile_weight=0.25))
+    assert tally.honest_done >= 104  # of 120 alone: -13 % at most
+    honest_each = sum(v for c, v in tally.lane_s.items() if c.startswith("honest")) / 4
+    assert tally.lane_s["flood"] <= 0.35 * honest_each
+
+
+def test_the_token_file_gives_each_client_its_weight(tmp_path):
+    """``NAME TOKEN [WEIGHT]``: the scheduler reads a client's weight from the token book (reloaded with the
+    file); a bad weight names its line and the previous table stays."""
+    path = tmp_path / "tokens"
+    path.write_text("honest " + "h" * 16 + "\nguest " + "g" * 16 + " 0.25\n")
+    book = TokenBook(path)
+    assert book.client("Bearer " + "g" * 16) == "guest"
+    assert (book.weight("honest"), book.weight("guest"), book.weight("gone")) == (1.0, 0.25, 1.0)
+    for bad in ("0", "-1", "nan", "inf", "lots", "1e9"):
+        with pytest.raises(TokenFileError, match=r"tokens:2: the weight"):
+            parse_token_file("honest " + "h" * 16 + "\nguest " + "g" * 16 + f" {bad}\n", "tokens")
+    path.write_text("honest " + "h" * 16 + " 2\nguest " + "g" * 16 + " 0.5  # reweighted\n")
+    os.utime(path, ns=(1, 10**18))  # a new mtime even within the file system's timestamp granularity
+    assert book.client("Bearer " + "h" * 16) == "honest"
+    assert (book.weight("honest"), book.weight("guest")) == (2.0, 0.5)

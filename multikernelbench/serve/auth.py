@@ -2,8 +2,14 @@
 
 A client is who its credential says, never what a header says: a self-declared name lets one token holder
 be as many clients as it likes and so multiply every per-client limit. The token file holds one
-``NAME TOKEN`` pair a line (``#`` starts a comment); it is read again whenever its size, inode or mtime
-changes, so tokens are added, rotated and revoked without a restart. A file that cannot be read or parsed
+``NAME TOKEN [WEIGHT]`` a line (``#`` starts a comment); it is read again whenever its size, inode or mtime
+changes, so tokens are added, rotated, revoked and reweighted without a restart.
+
+``WEIGHT`` (default 1, from ``MIN_WEIGHT`` to ``MAX_WEIGHT``) is the client's relative share of the engine's
+lanes when clients contend for them (serve/sched.py): a client of weight 0.25 beside clients of weight 1 gets a
+quarter of what each of them gets. Equal shares leave N honest clients N/(N+k) of the engine beside k admitted
+clients that queue work back to back, whatever that work is; a lower weight for tokens the operator trusts less
+(new users, untrusted submitters) is what bounds them below that, and nothing a client sends can raise it. A file that cannot be read or parsed
 keeps the last good table (and says why on stderr): a half-written file never opens the service.
 
 Tokens come from a file or the environment, never from argv (``ps`` shows argv to every local user).
@@ -12,6 +18,7 @@ Tokens come from a file or the environment, never from argv (``ps`` shows argv t
 from __future__ import annotations
 
 import hmac
+import math
 import os
 import sys
 import threading
@@ -22,6 +29,8 @@ from pathlib import Path
 MIN_TOKEN_CHARS = 16
 #: The client of every request when the service has no token at all (loopback only).
 ANONYMOUS = "local"
+#: Bounds of a token's weight (its relative share of the lanes): a weight of 0 would starve the client for ever.
+MIN_WEIGHT, MAX_WEIGHT = 0.01, 100.0
 
 
 class TokenFileError(ValueError):
@@ -30,25 +39,41 @@ class TokenFileError(ValueError):
 
 def parse_tokens(text: str, where: str = "token file") -> dict[str, str]:
     """``{token: name}`` from the file's text; raises :class:`TokenFileError` naming the bad line."""
+    return parse_token_file(text, where)[0]
+
+
+def parse_token_file(text: str, where: str = "token file") -> tuple[dict[str, str], dict[str, float]]:
+    """``({token: name}, {name: weight})`` from the file's text; raises :class:`TokenFileError` naming the bad
+    line."""
     out: dict[str, str] = {}
-    names: set[str] = set()
+    weights: dict[str, float] = {}
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         parts = line.split()
-        if len(parts) != 2:
-            raise TokenFileError(f"{where}:{n}: expected 'NAME TOKEN'")
-        name, token = parts
+        if len(parts) not in (2, 3):
+            raise TokenFileError(f"{where}:{n}: expected 'NAME TOKEN [WEIGHT]'")
+        name, token = parts[:2]
         if len(token) < MIN_TOKEN_CHARS:
             raise TokenFileError(f"{where}:{n}: the token of {name!r} is shorter than {MIN_TOKEN_CHARS} characters")
-        if name in names or token in out:
+        if name in weights or token in out:
             raise TokenFileError(f"{where}:{n}: {name!r} or its token appears twice")
-        names.add(name)
+        weights[name] = _weight(parts[2], f"{where}:{n}") if len(parts) == 3 else 1.0
         out[token] = name
     if not out:
         raise TokenFileError(f"{where}: no tokens")
-    return out
+    return out, weights
+
+
+def _weight(text: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not MIN_WEIGHT <= value <= MAX_WEIGHT:  # NaN fails both comparisons
+        raise TokenFileError(f"{where}: the weight {text!r} is not a number from {MIN_WEIGHT:g} to {MAX_WEIGHT:g}")
+    return value
 
 
 @dataclass
@@ -62,8 +87,9 @@ class TokenBook:
         self._lock = threading.Lock()
         self._stamp: tuple | None = None
         self._table: dict[str, str] = {}
-        if self.path is not None:
-            self._table = parse_tokens(Path(self.path).read_text(), str(self.path))  # a bad file stops the start
+        self._weights: dict[str, float] = {}
+        if self.path is not None:  # a bad file stops the start
+            self._table, self._weights = parse_token_file(Path(self.path).read_text(), str(self.path))
             self._stamp = self._stat()
         if self.env_token:
             if len(self.env_token) < MIN_TOKEN_CHARS:
@@ -86,7 +112,7 @@ class TokenBook:
         if stamp == self._stamp or stamp is None or self.path is None:
             return
         try:
-            table = parse_tokens(Path(self.path).read_text(), str(self.path))
+            table, weights = parse_token_file(Path(self.path).read_text(), str(self.path))
         except (OSError, UnicodeDecodeError, TokenFileError) as exc:
             print(f"mkb serve: keeping the previous tokens: {exc}", file=sys.stderr)
             return
@@ -94,7 +120,13 @@ class TokenBook:
             self._stamp = stamp
         if self.env_token:
             table.setdefault(self.env_token, "default")
-        self._table = table
+        self._table, self._weights = table, weights
+
+    def weight(self, name: str) -> float:
+        """The client's relative share of the lanes (the token file's third column; 1 when it has none, and for
+        the environment's token and clients no longer in the file). Not reloaded here: the scheduler asks
+        under the service's lock, many times per lane taken, and every request's :meth:`client` reloads."""
+        return self._weights.get(name, 1.0)
 
     def client(self, authorization: str) -> str | None:
         """The client's name for an ``Authorization`` header value, or None (reject)."""

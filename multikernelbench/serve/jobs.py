@@ -78,7 +78,8 @@ class EvalService:
                  config.max_compute_s_total),
             Share(lanes=len(configs), lanes_per_client=config.lanes_per_client, half_life_s=config.usage_half_life_s,
                   reserve_last_lane=config.reserve_last_lane,
-                  preempt_after_s=default_after_s(self.backend.device_type) if after is None else after))
+                  preempt_after_s=default_after_s(self.backend.device_type) if after is None else after),
+            weight=config.tokens.weight if config.tokens is not None else None)
         self.preemptor = Preemptor(self, config.max_preemptions, JobState.QUEUED)
         self.leaders: dict[tuple, Job] = {}  # (key, strength) -> the queued or running job that will answer it
         self.running = 0
@@ -242,6 +243,7 @@ class EvalService:
                 for j in [job, *job.followers]:
                     j.state, j.started_at = JobState.RUNNING, now
                     self.metrics.observe("queue", now - j.submitted_at)
+                self.metrics.per_client(job.client, taken=1, queue_ms=round(1000 * (now - job.submitted_at)))
             self.running += len(batch)
             return batch
 
@@ -283,6 +285,8 @@ class EvalService:
                 self.sched.release(j.client, j.compute_s)
                 if j.started_at is not None:
                     self.metrics.observe("evaluate", now - j.started_at)
+                    if j is job:
+                        self.metrics.per_client(j.client, lane_ms=round(1000 * (now - j.started_at)))
                 self.metrics.observe("end_to_end", now - j.submitted_at)
                 self.metrics.count("jobs", f'outcome="{state.value}"')
                 for wake in j.waiters:

@@ -39,6 +39,16 @@ class Metrics:
         with self._lock:
             self.counters[(name, label)] = self.counters.get((name, label), 0) + n
 
+    def per_client(self, client: str, **amounts: int) -> None:
+        """Per-client counters (``mkb_client_<name>_total{client="..."}``): who waits for the lanes and who holds
+        them, which the totals per stage cannot tell (issue #42's soak). Clients are the token file's names, so
+        the label set is as bounded as that file."""
+        label = 'client="{}"'.format(client.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n"))
+        with self._lock:
+            for name, n in amounts.items():
+                key = ("client_" + name, label)
+                self.counters[key] = self.counters.get(key, 0) + n
+
     def observe(self, stage: str, seconds: float | None) -> None:
         if seconds is None or seconds < 0:
             return

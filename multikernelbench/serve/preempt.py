@@ -143,7 +143,9 @@ class Preemptor:
                 if job.preemptions > self.max_preemptions:
                     ended.append(job)
                     svc.sched.ended_overran(job.client, now)
-                    continue
+                    continue  # finish() counts its lane time
+                if job.started_at is not None:
+                    svc.metrics.per_client(job.client, stopped=1, stopped_lane_ms=round(1000 * (now - job.started_at)))
                 svc.running -= 1
                 svc.sched.done(lane, job, now, stopped=True)  # the lane time it used is its client's
                 for j in [job, *job.followers]:

@@ -18,26 +18,34 @@ arrives after it. So:
   lane, not the service.
 * **A per-client lane cap.** One client holds at most ``lanes_per_client`` lanes at once (default: all but
   one), so a single client with slow jobs cannot occupy every lane while others wait.
-* **The last free lane is for clients under their share.** A client whose recent usage is above the mean of
-  the clients that used or want the engine recently does not get the last free lane; it stays free for a
-  client under its share. Without this a work-conserving scheduler hands an idle lane to the heavy user
-  whenever the others (who block on their results before submitting again) momentarily have nothing queued,
-  and a slow job taken in that instant holds the lane against them. Several heavy clients together hold at
-  most ``lanes - 1`` lanes. With one lane nothing can be reserved; preemption (next) bounds the wait there.
-  The lane is only kept for a client that could take it (under its share, holding fewer lanes than its cap),
-  and a client is refused it only when over the mean by more than ``FAIR_SLACK`` of it. The soak saw one of
-  two lanes free 92-94 % of the time while ~11 jobs waited (issue #42, benchmarks/serve/README.md); driven on a
-  simulated clock (tests/test_serve_share.py: 4 honest clients blocking on 1 s jobs, a flooder keeping 8 jobs
-  of 0.3 s queued, a 20 s sleeper) the old rule left a lane free 31 % of the hostile minute and the honest
-  clients got 58 jobs a minute of their 120 alone. Three causes: the sleeper, new beside the new flooder, was
-  floored at the flooder's *raw* usage (0: its level was all credit) and came in at 0; that level, far below
-  everyone's, pulled the mean below every honest client, so each was "over its share"; and the lane was kept
-  for the sleeper, which already held the one lane it may hold. Now a newcomer is floored at the least
-  *level* among busy clients within their share (:meth:`FairQueue._floor`), and a cheap client at its lane cap
-  keeps nothing free: 0.1 % free, 82 honest jobs a minute (their equal share of 6 clients is 80), the flooder
-  ~10 % of the lane time (its share 17 %). The slack: honest clients of near-equal usage with a little think
-  time between jobs kept the lane for one another 4-7 % of a simulated minute (one 1 % over the mean, the
-  idle one 0.3 % under); 0 % with it. A light client is far under the mean and still gets the lane at once.
+* **The last free lane is for clients under their share.** A client whose level is above the mean of the
+  engaged clients (next) does not get the last free lane while an engaged client under its share, holding
+  fewer lanes than its cap, could take it. Without this a work-conserving scheduler hands an idle lane to the
+  heavy user whenever the others (who block on their results before submitting again) momentarily have
+  nothing queued, and a slow job taken in that instant holds the lane against them. Several heavy clients
+  together hold at most ``lanes - 1`` lanes; with one lane nothing can be reserved (preemption bounds the wait
+  there). A client is refused it only when over the mean by more than ``FAIR_SLACK`` of it (honest clients of
+  near-equal usage with think time between jobs kept the lane for one another 4-7 % of a simulated minute).
+* **Engaged clients.** Shares are judged, and the last lane kept, among the clients with work queued or
+  running or whose last job ended within ``Share.idle_grace_s`` (2 s: between two jobs they block on). The
+  soak (issue #42, benchmarks/serve/README.md) saw one of two lanes free 92-94 %, then 55 %, of the hostile
+  minute while ~11 jobs waited. Driven on a simulated clock (tests/test_serve_share.py: 4 honest clients
+  blocking on 1 s jobs, a flooder keeping 8 jobs of 0.3 s queued, a 20 s sleeper, and the soak's cache
+  flooder, which has one job evaluated and then only cached answers), a lane stood free 68 % and the honest
+  clients got 38 jobs of their 120 alone: the cache flooder, idle with 1 s of usage, was a light client the
+  last lane was kept for as long as its usage lasted, and it pulled the mean below every honest client, so
+  none of them got that lane nor counted as a cheaper waiter that the sleeper's run could be stopped for. Now
+  0 % free, 92 jobs (their equal share of 5 busy clients is 96), and a newcomer is floored at the level of
+  clients between their jobs too (all four honest clients between jobs let the sleeper in at 0). What it
+  costs: a client back after more than the grace is floored like a newcomer, so a heavy client that had the
+  lanes to itself meanwhile keeps a run it took within its share for up to ``preempt_after_s`` (its next
+  runs, if that one outlasted it, are on sufferance: one protected slice per ``half_life_s``).
+* **Weights.** A client's usage is divided by its weight (``weight(client)``: the token file's third column,
+  serve/auth.py; default 1) before it is compared, so a client of weight 0.25 gets a quarter of what a client
+  of weight 1 gets when they contend. Equal shares leave N honest clients N/(N+k) of the lanes beside k
+  admitted clients that queue work back to back, whatever that work is (simulated: 92 of 120, -23 %); no rule
+  that is fair to honest clients sending the same kind of work can give those k less, so the operator's
+  weights are the lever (at 0.25: 106 of 120, -12 %). Nothing a client sends changes its weight.
 * **Preemption (``Share.preempt_after_s``).** Without it a job taken while its client was cheap holds its
   lane to the end, however long: a candidate that sleeps at build and at load held one of two lanes ~45 s
   in the soak. :meth:`FairQueue.victim` names a lane to stop when every lane is busy, a client not over its
@@ -70,7 +78,7 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -81,6 +89,8 @@ FORGET_S = 0.01
 #: How far above the mean recent usage a client must be to be refused the last free lane (a fraction of the
 #: mean): clients of near-equal usage are not told apart by the last job's fraction of a second (module docstring).
 FAIR_SLACK = 0.05
+#: The least weight a client may have (:class:`FairQueue`'s ``weight``): a weight of 0 would make its level infinite.
+MIN_WEIGHT = 0.01
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,9 @@ class Share:
     reserve_last_lane: bool = True
     #: Seconds a job runs before it may be preempted for a cheaper waiting client (0: never).
     preempt_after_s: float = 0.0
+    #: Seconds a client stays *engaged* after its last job ended (counted in the mean share, the last lane
+    #: kept for it): about a client's think time between the jobs it blocks on (module docstring).
+    idle_grace_s: float = 2.0
 
     @property
     def client_lanes(self) -> int:
@@ -117,9 +130,12 @@ class OverLimit(Exception):
 class FairQueue(Generic[T]):
     """Per-client FIFO queues taken per lane; pending counts cover queued and running jobs."""
 
-    def __init__(self, caps: Caps, share: Share | None = None) -> None:
+    def __init__(self, caps: Caps, share: Share | None = None,
+                 weight: Callable[[str], float] | None = None) -> None:
         self.caps = caps
         self.share = share or Share()
+        self.weight = weight or (lambda client: 1.0)  # a client's share of the lanes, relative (module docstring)
+        self.idle_at: dict[str, float] = {}  # when an engaged client's last job ended (nothing queued or running)
         self.queues: dict[str, collections.deque[tuple[T, float]]] = {}
         self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
         self._tick = 0
@@ -166,8 +182,9 @@ class FairQueue(Generic[T]):
         ``floor=False``: it never stopped being active (a stopped job put back)."""
         queue = self.queues.get(client)
         if queue is None:
-            if floor and not self.lanes_of(client):
-                self._floor(client, now)
+            if floor and not self.lanes_of(client) and client not in self._expire(now):
+                self._floor(client, now)  # back within idle_grace_s: still active, its level and credit kept
+            self.idle_at.pop(client, None)
             self._tick += 1
             self.since[client] = self._tick
             queue = self.queues[client] = collections.deque()
@@ -192,30 +209,28 @@ class FairQueue(Generic[T]):
         self.settled[client] = (self._decayed(client, now) + seconds, now)
 
     def _floor(self, client: str, now: float) -> None:
-        """A client becoming active is ordered at least level with the least-used client that has work queued
-        or running: idle time buys no priority over clients that are busy now (a new or returning client at
-        zero would otherwise take every free lane until its usage caught up with theirs). Its share
-        (:meth:`over_share`) is judged from that floor up too (:meth:`level`, while it stays active). Judged on
-        what it had used, the soak's sleeper, new in the hostile phase, held a lane 24 s before it was over its
-        share, and its low usage pulled the mean below the honest clients', so that they were "over their
-        share": not given the last free lane, and not a waiter any run could be stopped for. The floor is the
-        least *level* (usage plus credit) among busy clients within their share: a newcomer's raw usage is ~0
-        (its level is credit), and a second newcomer floored at that came in at 0 again (the sleeper beside the
-        queue flooder, module docstring). Busy clients over their share are left out; when all are (the mean is
-        pulled down by idle light clients), the floor is their least raw usage, as before: a light client coming
-        back then stays under the heavy clients' levels and gets the lane kept for it."""
-        busy = (set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}) - {client}
+        """A client becoming active is ordered at least level with the least-used engaged client
+        (:meth:`engaged`): idle time buys no priority over clients that are busy now (a new or returning
+        client at zero would otherwise take every free lane until its usage caught up with theirs), and its
+        share is judged from that floor up (:meth:`level`, while it stays engaged). The floor is the least
+        *level* among engaged clients within their share (a newcomer floored at another newcomer's raw usage
+        came in at 0 again); when all are over it, their least usage."""
+        busy = self.engaged(now) - {client}
         within = [c for c in busy if not self.over_share(c, now)]
         if busy:
-            floor = min(self.level(c, now) for c in within) if within else min(self.usage(c, now) for c in busy)
-            self.credit[client] = max(0.0, floor - self.usage(client, now))
+            floor = min(self.level(c, now) for c in within) if within else min(self._used(c, now) for c in busy)
+            self.credit[client] = max(0.0, floor - self._used(client, now))
 
     def _order(self, client: str, now: float) -> tuple[float, int]:
         return self.level(client, now), self.since[client]
 
     def level(self, client: str, now: float) -> float:
-        """``client``'s usage counted from the floor it became active at (:meth:`_floor`)."""
-        return self.usage(client, now) + self.credit.get(client, 0.0)
+        """``client``'s weighted usage counted from the floor it became active at (:meth:`_floor`)."""
+        return self._used(client, now) + self.credit.get(client, 0.0)
+
+    def _used(self, client: str, now: float) -> float:
+        """Recent lane seconds per unit of weight: what clients are ordered and judged by."""
+        return self.usage(client, now) / max(MIN_WEIGHT, self.weight(client))
 
     def usage(self, client: str, now: float) -> float:
         """Recent lane seconds of ``client``: settled (decayed) plus its part of the busy lanes' time so far."""
@@ -227,15 +242,26 @@ class FairQueue(Generic[T]):
         return total
 
     def over_share(self, client: str, now: float, slack: float = 0.0) -> bool:
-        """Whether ``client`` used more than the mean of the clients that used the engine recently or want it
-        (each active client counted from the floor it became active at: :meth:`level`), by more than ``slack``
-        times that mean."""
+        """Whether ``client``'s level (recent usage per unit of weight, counted from the floor it became active
+        at: :meth:`level`) is above the mean level of the engaged clients (:meth:`engaged`) by more than
+        ``slack`` times that mean."""
+        usages = {c: self.level(c, now) for c in self.engaged(now) | {client}}
+        return usages[client] > sum(usages.values()) / len(usages) * (1.0 + slack) + 1e-9
+
+    def engaged(self, now: float) -> set[str]:
+        """Clients with work queued or running, or whose last job ended within ``idle_grace_s`` (between two
+        jobs it blocks on): the clients the lanes are shared among (module docstring, "Engaged clients")."""
         for c in [c for c in self.settled if c not in self.queues and self._decayed(c, now) < FORGET_S]:
             del self.settled[c]
-        active = set(self.settled) | set(self.queues) | {c for items in self.lane_items.values() for c, _ in items}
-        active.add(client)
-        usages = {c: self.level(c, now) for c in active}
-        return usages[client] > sum(usages.values()) / len(usages) * (1.0 + slack) + 1e-9
+        return set(self.queues) | self._expire(now) | {c for items in self.lane_items.values() for c, _ in items}
+
+    def _expire(self, now: float) -> set[str]:
+        """The idle clients still within ``idle_grace_s``; the others leave, and their floor with them (judged
+        on what they used until they are active again)."""
+        for c in [c for c, at in self.idle_at.items() if now - at >= self.share.idle_grace_s]:
+            del self.idle_at[c]
+            self.credit.pop(c, None)
+        return set(self.idle_at)
 
     def on_probation(self, client: str, now: float) -> bool:
         """Whether a job of ``client`` outlasted ``preempt_after_s`` (and was stopped) within the last
@@ -267,7 +293,7 @@ class FairQueue(Generic[T]):
         client that already holds all the lanes it may is no reason to keep a lane free (module docstring)."""
         cap = self.share.client_lanes
         return any(c != client and len(self.lanes_of(c) | {lane}) <= cap and not self.over_share(c, now)
-                   for c in set(self.settled) | set(self.queues))
+                   for c in self.engaged(now))
 
     def take(self, lane: int, n: int, now: float) -> list[T]:
         """Up to ``n`` queued items for ``lane`` (free until now), one per eligible client in turn, least recent
@@ -318,7 +344,7 @@ class FairQueue(Generic[T]):
             del self.lane_items[lane], self.lane_mark[lane], self.lane_start[lane], self.lane_protected[lane]
         for client in {c for c, i in items if i is item}:
             if not stopped and client not in self.queues and not self.lanes_of(client):
-                self.credit.pop(client, None)  # idle again: judged on what it used until it is active again
+                self.idle_at[client] = now  # engaged for idle_grace_s more, then judged on what it used
 
     def requeue(self, client: str, item: T, compute_s: float, now: float, overran: bool = False) -> None:
         """A stopped item (already :meth:`done` on its lane) back at the front of its client's queue; it stays
@@ -361,7 +387,7 @@ class FairQueue(Generic[T]):
             if not any(c != owner and len(self.lanes_of(c) - {lane}) < share.client_lanes
                        and not self.over_share(c, now) for c in self.queues):
                 continue
-            rank = (-self.usage(owner, now), protected, -self.lane_start[lane], lane)
+            rank = (-self._used(owner, now), protected, -self.lane_start[lane], lane)
             if best is None or rank < best:
                 best = rank
         return None if best is None else best[3]
