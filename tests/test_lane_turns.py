@@ -291,3 +291,6 @@ def test_lanes_on_one_gpu_time_alone(suite, tmp_path):
     windows = check(request_spans(cfg.trace_path))
     assert windows.clocks >= len(cands) and windows.foreign == [], windows
     assert windows.overlapping_checks > 0, windows
+    # Issue #44: the verified calls' reference computed while each worker ended its Time request (verify_ahead.py).
+    ahead = re.findall(r"verify start \(.*; (\d+) of (\d+) computed ahead\)", cfg.trace_path.read_text())
+    assert len(ahead) >= len(cands) and all(int(n) >= 1 for n, _ in ahead), ahead

@@ -34,7 +34,7 @@ from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
-from multikernelbench.engine.timed_outputs import logged, verify_timed
+from multikernelbench.engine.timed_outputs import ExpectedSample, expected_sample, logged, verify_timed
 from multikernelbench.engine.timing_verdict import (
     ClockRetry,
     apply_speed,
@@ -43,6 +43,7 @@ from multikernelbench.engine.timing_verdict import (
     enforce_clock,
 )
 from multikernelbench.engine.trace import Trace, trace_label
+from multikernelbench.engine.verify_ahead import VerifyAhead
 from multikernelbench.flags import Flag, FlagKind
 from multikernelbench.records import EvalResult, Status, TimingStats
 from multikernelbench.tasks.record import Task
@@ -284,14 +285,22 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         n_fns = 3 if compiled else 2
         timeout = cfg.run_timeout_s + n_fns * cfg.timing.budget_s * 2
         log = self._ask_log(session)
+        ahead = self._verify_ahead(shape, weight_seed)
+        on_fresh = logged(log, planner) if ahead is None else ahead.handler(logged(log, planner), planner.checks)
         load_before = self._load()
         t0 = time.perf_counter()
-        reply, payload = session.call(
-            Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
-                 positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
-            timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=logged(log, planner))
+        try:
+            reply, payload = session.call(
+                Time(shape=shape, weight_seed=weight_seed, timing=asdict(cfg.timing), compiled=compiled,
+                     positions=cfg.timed_check_positions, edge=cfg.timed_check_edge),
+                timeout=timeout, what=f"timing on shape {shape}", expect=Timed, on_fresh=on_fresh)
+        except BaseException:
+            if ahead is not None:
+                ahead.join(cancel=True)
+            raise
         log.close()
         parent_wall_ms = (time.perf_counter() - t0) * 1e3
+        known = ahead.join() if ahead is not None else None  # before the load reading: none of its work counted
         load = host_load.worst(load_before, self._load())
         out.host_load = {"timing": load.to_dict() if load else None,
                          "clean": clean.load.to_dict() if clean is not None and clean.load else None}
@@ -321,10 +330,18 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
             roofline_fraction=self._roofline(on_cpu, cand.median_ms) if cand is not None else None)
         verdict = judge(evidence)  # every finding (anticheat/timing_judge.py); carried out in the order below
         enforce_clock(verdict, out)  # raises Verdict on work outside the clock, ClockRetry on load-sensitive ones
-        self._judge_outputs(planner, reply, payload, shape, weight_seed, evidence, verdict, out)
+        self._judge_outputs(planner, reply, payload, shape, weight_seed, evidence, verdict, out, known)
+
+    def _verify_ahead(self, shape: dict, weight_seed: int) -> VerifyAhead | None:
+        """The verified calls' reference computed while the worker ends its Time request (engine/verify_ahead.py),
+        where it runs off the host's cores; None elsewhere or when timed outputs are not checked."""
+        if not self.config.check_timed_outputs or self.refs.device.type == "cpu":
+            return None
+        return VerifyAhead(lambda check: expected_sample(check, self.refs, self.task, shape, weight_seed, self.config))
 
     def _judge_outputs(self, planner: FreshPlanner, reply: Timed, payload: Any, shape: dict, weight_seed: int,
-                       evidence: TimingEvidence, verdict: TimingVerdict, out: DeviceOutcome) -> None:
+                       evidence: TimingEvidence, verdict: TimingVerdict, out: DeviceOutcome,
+                       known: dict[int, ExpectedSample] | None = None) -> None:
         """After the clock: the timed calls' outputs checked against the reference the parent computes on the GPU,
         then the speed figures and their bounds. In the clock's exclusive turn although it starts no clock (7.4 s
         of a 63 s cached run's 43 s of turns): moved to a shared turn, beside other lanes' checks, the parent's and
@@ -333,8 +350,9 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         cfg = self.config
         if cfg.check_timed_outputs:
             t0 = time.perf_counter()
-            self.trace(self.who, "verify start (the timed calls' outputs against the reference)")
-            verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config)
+            early = "" if known is None else f"; {len(known)} of {len(planner.checks)} computed ahead"
+            self.trace(self.who, f"verify start (the timed calls' outputs against the reference{early})")
+            verify_timed(planner, reply, payload, self.refs, self.task, shape, weight_seed, self.config, known)
             self.trace(self.who, f"verify end after {time.perf_counter() - t0:.1f} s")
         apply_speed(evidence, verdict, out)
         out.roofline_fraction = evidence.roofline_fraction
