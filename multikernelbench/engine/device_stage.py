@@ -334,8 +334,10 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
 
     def _verify_ahead(self, shape: dict, weight_seed: int) -> VerifyAhead | None:
         """The verified calls' reference computed while the worker ends its Time request (engine/verify_ahead.py),
-        where it runs off the host's cores; None elsewhere or when timed outputs are not checked."""
-        if not self.config.check_timed_outputs or self.refs.device.type == "cpu":
+        where it runs off the host's cores; None elsewhere, when timed outputs are not checked, or with
+        ``prefetch_workers`` off (``--no-worker-prefetch``: nothing of a device stage is done ahead, the A/B)."""
+        cfg = self.config
+        if not cfg.check_timed_outputs or not cfg.prefetch_workers or self.refs.device.type == "cpu":
             return None
         return VerifyAhead(lambda check: expected_sample(check, self.refs, self.task, shape, weight_seed, self.config))
 

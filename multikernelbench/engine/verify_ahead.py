@@ -16,7 +16,9 @@ shared at this point; 2026-12-05 showed that beside other lanes' checks it does 
 after the timing is taken once the thread is done, so no work of the parent's is counted in it.
 
 Only where the reference runs off the host's cores (a GPU): on the CPU backend the reference's threads would share
-the cores with the worker's busy-thread window, whose evidence is a background thread's share of a core.
+the cores with the worker's busy-thread window, whose evidence is a background thread's share of a core. Off with
+``EngineConfig.prefetch_workers`` (``--no-worker-prefetch``), as the clean worker's start ahead is
+(engine/device_clean.py): that flag gives the engine whose turns hold everything, for an A/B in one tree.
 """
 
 from __future__ import annotations
