@@ -6,8 +6,10 @@ engine, client B submitting two candidates that sleep at import, client A a quic
 * One client holds at most all lanes but one: B's second sleeper starts only after its first ended, so the
   other lane was A's. Lanes without that cap give B's second sleeper the free lane and A waits for a sleeper.
 
-Ordering, not wall time, is asserted (a loaded host slows everything alike): a sleeper sleeps 10 s (twice: when it is built and when it is loaded), a quick
-plain-PyTorch candidate takes about a second once the lane's zygote is up.
+Ordering, not wall time, is asserted (a loaded host slows everything alike): a sleeper is held (at import: when it
+is built and when it is loaded) until the test releases it, once A's job is done, or for at most ``HOLD_S`` if
+never released; a quick plain-PyTorch candidate takes about a second once the lane's zygote is up. (It slept a
+fixed 10 s twice before: ~48 s of the suite's wall on CI, nearly all of it a worker waiting.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,23 @@ from multikernelbench.engine.config import EngineConfig
 
 RELU = "activation.relu"
 HEAD = "import torch\nimport torch.nn as nn\n"
-SLEEP_S = 10
+#: A held sleeper's own limit: a service that ran it where it should wait (A's job queued behind it) still ends
+#: and fails the ordering asserts instead of hanging.
+HOLD_S = 60
+#: Polls its own build folder (the only shared place in its sandbox's read scope that the test can write to) for
+#: ``go``, at import; at most HOLD_S, then it goes on.
+HELD = ("import os\nimport time\n_go = os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'go')\n"
+        f"_until = time.monotonic() + {HOLD_S}\n"
+        "while not os.path.exists(_go) and time.monotonic() < _until:\n    time.sleep(0.05)\n")
+
+
+def release(build_root, source: str) -> None:
+    """Lets a held sleeper go: ``go`` in its build folder (engine/build_stage.py: build_root/cpu/<code hash>)."""
+    from multikernelbench.engine.candidates import code_hash
+
+    folder = build_root / "cpu" / code_hash(source)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "go").write_text("")
 
 
 def kernel(tag: str, prelude: str = "") -> str:
@@ -48,9 +66,8 @@ def test_a_sleeper_holds_one_lane_and_its_client_not_both(build_root, suite, tmp
     service = EvalService(ServiceConfig(engine=engine, db=tmp_path / "results.sqlite", lanes=2),
                           {RELU: suite[RELU]})
     try:
-        sleeper = f"import time\ntime.sleep({SLEEP_S})\n"
-        b1, b2 = service.submit("B", [Submission(RELU, kernel("sleeper 1", sleeper)),
-                                      Submission(RELU, kernel("sleeper 2", sleeper))])
+        sleepers = [kernel(f"sleeper {k}", HELD) for k in (1, 2)]
+        b1, b2 = service.submit("B", [Submission(RELU, src) for src in sleepers])
         started = threading.Event()
         for _ in range(600):  # B's first sleeper is on a lane (its zygote may still be importing)
             if service.get(b1.id, "B").state == JobState.RUNNING:
@@ -60,6 +77,8 @@ def test_a_sleeper_holds_one_lane_and_its_client_not_both(build_root, suite, tmp
         assert started.is_set()
         (a,) = service.submit("A", [Submission(RELU, kernel("quick"))])
         a = wait_finished(service, a, "A", 300)
+        for src in sleepers:  # B's second is released before it starts: it must still wait for the first's end
+            release(build_root, src)
         b1 = wait_finished(service, b1, "B", 300)
         b2 = wait_finished(service, b2, "B", 300)
     finally:
