@@ -1,12 +1,15 @@
 # task: matmul.square
 # expect: cheat_detected
-# reason: than the input renewal takes in the clean worker||of CPU time per call
+# reason: of CPU time per call||than the input renewal takes in the clean worker
 """Exploit (issue #40, "balanced renewal", in Python): renew_profile_hook's profile function runs the real kernel
 when the harness's renewal of the candidate's inputs returns (outside the clock; it patches nothing), and pads the
 *reference's* renewal in the same worker by the time that took, so the clock audit's round differences
 (candidate against reference, same worker) stay near 0. The native version (a RecordFunction callback,
 record_function_balanced_renewal.py) is also named by the worker's hook check; this one is seen only by the
-parent's clock. Now every renewal is also judged against the renewal cost calibrated in the clean worker."""
+parent's clock. Now every renewal is also judged against the renewal cost calibrated in the clean worker. Beside
+load (renewals mostly scheduling latency) it was missed in 6 of 15 runs (benchmarks/verdicts_under_load/, Run 3);
+since the start marks (anticheat/call_marks.py) the renewal's CPU time is judged alone: its hidden product and
+its busy-wait padding show as ~20 ms of CPU per call over the clean worker's renewal at any load."""
 
 import time
 
