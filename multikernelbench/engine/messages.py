@@ -134,6 +134,17 @@ class Time(Message):
 
 
 @dataclass(frozen=True)
+class Prepare(Message):
+    """Make the timing shape's models now (the reference's and, unless ``reference_only``, the candidate's): sent
+    in a shared turn before the Time request, whose exclusive turn then finds them made (issue #44: their
+    weights' creation is device work, and a heavy model's took ~1 s of a clock turn on an H100)."""
+
+    shape: dict[str, Any]
+    weight_seed: int
+    reference_only: bool = False
+
+
+@dataclass(frozen=True)
 class Exit(Message):
     pass
 

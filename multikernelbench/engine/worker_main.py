@@ -31,6 +31,7 @@ from multikernelbench.engine.messages import (
     Failed,
     Load,
     Message,
+    Prepare,
     Setup,
     Time,
     Timed,
@@ -294,6 +295,15 @@ class WorkerState:
                       evidence=evidence, series=timer.series, calls=timer.calls)
         return reply, TimedPayload(verified=fresh.values)
 
+    def on_prepare(self, msg: Prepare, _payload: Any) -> tuple[Message, Any]:
+        """The models the Time request on ``msg.shape`` uses, made ahead of its clock turn (cached by model_for).
+        The candidate's constructor runs here as it would there, and its evidence is judged with this reply."""
+        self.model_for("reference", msg.shape, msg.weight_seed)
+        if not msg.reference_only:
+            self.model_for("candidate", msg.shape, msg.weight_seed)
+        self.backend.synchronize()
+        return Done(evidence=self.evidence()), None
+
     def on_compile_baseline(self, msg: CompileBaseline, _payload: Any) -> tuple[Message, Any]:
         return compile_baseline(self, msg), None
 
@@ -326,7 +336,7 @@ def _copy_matching_state(ref, model) -> None:
 #: Message type -> handler name on WorkerState.
 HANDLERS: dict[type[Message], str] = {
     Setup: "on_setup", Compile: "on_compile", Load: "on_load", Check: "on_check", Time: "on_time",
-    CompileBaseline: "on_compile_baseline",
+    CompileBaseline: "on_compile_baseline", Prepare: "on_prepare",
 }
 
 
