@@ -9,6 +9,7 @@ values; exporting runs no aten op (a candidate's RecordFunction callback sees no
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -36,7 +37,7 @@ def test_a_malformed_ipc_record_is_refused_before_any_mapping(change):
 
 def test_a_cpu_tensor_is_not_exported():
     with pytest.raises(OddOutput):
-        cuda_ipc.export(torch.zeros(1 << 20), 0)
+        cuda_ipc.export(torch.zeros(1 << 20), 0, [])
 
 
 def test_values_at_positions_a_gpu_worker_was_never_told_are_refused():
@@ -57,16 +58,21 @@ from multikernelbench.engine import cuda_ipc
 g = torch.Generator(device="cuda").manual_seed(11)
 t = torch.randn(2048, 1000, device="cuda", generator=g).t()  # strided, 8 MB
 torch.cuda.synchronize()
-print(json.dumps(cuda_ipc.export(t, 0)), flush=True)
+keep = []
+print(json.dumps(cuda_ipc.export(t, 0, keep)), flush=True)
 sys.stdin.readline()  # alive until the parent has read it
 """
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_the_parent_reads_another_process_output_at_its_positions():
+@pytest.mark.parametrize("alloc", ["", "expandable_segments:True"])
+def test_the_parent_reads_another_process_output_at_its_positions(alloc):
+    """``expandable_segments``: torch's allocator maps virtual memory the driver cannot export (as JAX's is on the
+    H100): the worker copies it into memory of its own first, and the parent reads the same values."""
+    env = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": alloc} if alloc else None
     child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
+                             text=True, env=env)
     try:
         rec = json.loads(child.stdout.readline())
         positions = secret_positions(99, 4096, 1024)
@@ -89,6 +95,6 @@ def test_exporting_runs_no_aten_op():
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
-        rec = cuda_ipc.export(t, 0)
+        rec = cuda_ipc.export(t, 0, [])
     assert [e.name for e in prof.events() if e.name.startswith("aten::")] == []
     assert rec["extent"] == t.numel() * 4 and len(bytes.fromhex(rec["ipc"])) == 64

@@ -61,6 +61,10 @@ def _cudart() -> Any:
     lib.cudaIpcCloseMemHandle.argtypes = [ctypes.c_void_p]
     lib.cudaPointerGetAttributes.argtypes = [ctypes.POINTER(_PointerAttributes), ctypes.c_void_p]
     lib.cudaGetLastError.argtypes = []
+    lib.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+    lib.cudaFree.argtypes = [ctypes.c_void_p]
+    lib.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    lib.cudaDeviceSynchronize.argtypes = []
     return lib
 
 
@@ -83,9 +87,37 @@ def _range(ptr: int) -> tuple[int, int]:
 
 # ---- worker side -----------------------------------------------------------------------------------------
 
-def export(t: Any, index: int) -> dict[str, Any]:
+def _handle_of(base: int) -> str | None:
+    """The IPC handle (hex) of the allocation starting at ``base``; None where the driver cannot export it."""
+    handle = _Handle()
+    rc = _cudart().cudaIpcGetMemHandle(ctypes.byref(handle), ctypes.c_void_p(base))
+    if rc != 0:
+        _cudart().cudaGetLastError()  # clear the error so the next CUDA call does not see it
+        return None
+    return ctypes.string_at(ctypes.addressof(handle), _HANDLE_BYTES).hex()  # (bytes(c_char array) stops at NUL)
+
+
+class Staging:
+    """Device memory of the worker's own (``cudaMalloc`` through ctypes: no aten op), exportable, for an output
+    whose memory the driver cannot export (JAX's allocator on the H100: a Pallas output). Freed when dropped,
+    which the caller does only after the parent has read it."""
+
+    def __init__(self, nbytes: int) -> None:
+        ptr = ctypes.c_void_p()
+        if _cudart().cudaMalloc(ctypes.byref(ptr), ctypes.c_size_t(nbytes)) != 0 or not ptr.value:
+            _cudart().cudaGetLastError()
+            raise OddOutput(f"no device memory for a {nbytes}-byte copy of an output")
+        self.ptr, self.nbytes = int(ptr.value), nbytes
+
+    def __del__(self) -> None:
+        _cudart().cudaFree(ctypes.c_void_p(self.ptr))
+
+
+def export(t: Any, index: int, keep: list[Any]) -> dict[str, Any]:
     """Worker: an IPC record of a synchronised CUDA output (its allocation's handle and where it lies in it);
-    OddOutput when the tensor or its memory cannot be handed over this way."""
+    what must stay alive until the parent has read it goes into ``keep``. Memory the driver cannot export is
+    copied device to device into a :class:`Staging` first (about one pass over the output; still no aten op).
+    OddOutput when the tensor cannot be handed over this way."""
     if type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cuda":  # noqa: E721
         raise OddOutput(f"output {index} is not a dense CUDA tensor")
     if t.is_conj() or t.is_neg():
@@ -101,13 +133,20 @@ def export(t: Any, index: int) -> dict[str, Any]:
     base, size = _range(ptr)
     if ptr + extent > base + size:
         raise OddOutput(f"output {index} reaches outside its allocation")
-    handle = _Handle()
-    rc = _cudart().cudaIpcGetMemHandle(ctypes.byref(handle), ctypes.c_void_p(base))
-    if rc != 0:
-        _cudart().cudaGetLastError()  # clear the sticky-free error so the next CUDA call does not see it
-        raise OddOutput(f"cudaIpcGetMemHandle failed with CUDA error {rc}")
-    return {"ipc": bytes(handle.reserved).hex(), "offset": ptr - base, "extent": extent,
-            "shape": shape, "stride": stride, "dtype": name}
+    handle = _handle_of(base)
+    if handle is None:
+        staged = Staging(extent)
+        rt = _cudart()
+        if rt.cudaMemcpy(ctypes.c_void_p(staged.ptr), ctypes.c_void_p(ptr), ctypes.c_size_t(extent), 3) != 0 \
+                or rt.cudaDeviceSynchronize() != 0:  # device to device: asynchronous to the host until here
+            rt.cudaGetLastError()
+            raise OddOutput(f"copying output {index} on the device failed")
+        handle, base, ptr = _handle_of(staged.ptr), staged.ptr, staged.ptr
+        if handle is None:
+            raise OddOutput(f"output {index}: even a cudaMalloc copy of it cannot be exported")
+        keep.append(staged)
+    keep.append(t)
+    return {"ipc": handle, "offset": ptr - base, "extent": extent, "shape": shape, "stride": stride, "dtype": name}
 
 
 # ---- parent side -----------------------------------------------------------------------------------------
@@ -145,8 +184,7 @@ class IpcReader:
             if len(raw) != _HANDLE_BYTES:
                 raise ValueError("an IPC handle of the wrong size")
             torch.cuda.init()  # the parent's context, before the runtime is asked to map into it
-            handle = _Handle()
-            ctypes.memmove(handle.reserved, raw, _HANDLE_BYTES)
+            handle = _Handle.from_buffer_copy(raw)
             ptr = ctypes.c_void_p()
             rc = _cudart().cudaIpcOpenMemHandle(ctypes.byref(ptr), handle, _LAZY_PEER)
             if rc != 0 or not ptr.value:

@@ -169,14 +169,12 @@ class FreshInputs(Fresh):
                 self.meta.append([[r["shape"], r["dtype"]] for r in records])
 
     def _exported(self, t: torch.Tensor, index: int) -> Any:
-        """A large CUDA output's IPC record, its tensor kept alive; its whole bytes by ``cudaMemcpy`` where the
-        driver cannot export its memory (slow, still no tensor op)."""
+        """A large CUDA output's IPC record, its tensor (and any staging copy) kept alive; its whole bytes by
+        ``cudaMemcpy`` to the host where even that fails (slow, still no tensor op)."""
         try:
-            rec = cuda_ipc.export(t, index)
+            return cuda_ipc.export(t, index, self._keep)
         except OddOutput:
             return read_raw(t, index)
-        self._keep.append(t)
-        return rec
 
 
 # ---- parent side -----------------------------------------------------------------------------------------
