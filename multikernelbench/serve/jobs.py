@@ -77,7 +77,7 @@ class EvalService:
             Caps(config.max_pending_per_client, config.max_compute_s_per_client, config.max_pending_total,
                  config.max_compute_s_total),
             Share(lanes=len(configs), lanes_per_client=config.lanes_per_client, half_life_s=config.usage_half_life_s,
-                  reserve_last_lane=config.reserve_last_lane,
+                  reserve_last_lane=config.reserve_last_lane, idle_grace_s=config.idle_grace_s,
                   preempt_after_s=default_after_s(self.backend.device_type) if after is None else after),
             weight=config.tokens.weight if config.tokens is not None else None)
         self.preemptor = Preemptor(self, config.max_preemptions, JobState.QUEUED)

@@ -109,6 +109,8 @@ class ServiceConfig:
     lanes_per_client: int = 0
     usage_half_life_s: float = 120.0
     reserve_last_lane: bool = True
+    #: Seconds a client stays engaged after its last job ended: counted in the shares, the last lane kept for it.
+    idle_grace_s: float = 5.0
     #: A job of a client over its share is stopped after this many seconds on a lane a cheaper client waits
     #: for, and queued again; past ``max_preemptions`` stops it fails (serve/preempt.py). None: 10 s on CPU
     #: lanes, 120 s on GPU lanes; 0: never.

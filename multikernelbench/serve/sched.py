@@ -27,7 +27,7 @@ arrives after it. So:
   there). A client is refused it only when over the mean by more than ``FAIR_SLACK`` of it (honest clients of
   near-equal usage with think time between jobs kept the lane for one another 4-7 % of a simulated minute).
 * **Engaged clients.** Shares are judged, and the last lane kept, among the clients with work queued or
-  running or whose last job ended within ``Share.idle_grace_s`` (2 s: between two jobs they block on). The
+  running or whose last job ended within ``Share.idle_grace_s`` (5 s: between two jobs they block on). The
   soak (issue #42, benchmarks/serve/README.md) saw one of two lanes free 92-94 %, then 55 %, of the hostile
   minute while ~11 jobs waited. Driven on a simulated clock (tests/test_serve_share.py: 4 honest clients
   blocking on 1 s jobs, a flooder keeping 8 jobs of 0.3 s queued, a 20 s sleeper, and the soak's cache
@@ -35,11 +35,13 @@ arrives after it. So:
   clients got 38 jobs of their 120 alone: the cache flooder, idle with 1 s of usage, was a light client the
   last lane was kept for as long as its usage lasted, and it pulled the mean below every honest client, so
   none of them got that lane nor counted as a cheaper waiter that the sleeper's run could be stopped for. Now
-  0 % free, 92 jobs (their equal share of 5 busy clients is 96), and a newcomer is floored at the level of
-  clients between their jobs too (all four honest clients between jobs let the sleeper in at 0). What it
-  costs: a client back after more than the grace is floored like a newcomer, so a heavy client that had the
-  lanes to itself meanwhile keeps a run it took within its share for up to ``preempt_after_s`` (its next
-  runs, if that one outlasted it, are on sufferance: one protected slice per ``half_life_s``).
+  0 % free, 92 jobs (their equal share of 5 busy clients is 96); a newcomer is floored at clients between
+  jobs too (four honest clients between jobs let the sleeper in at 0). The cost: a client back after the
+  grace is floored like a newcomer, so a heavy client that had the lanes to itself keeps a run it took
+  within its share up to ``preempt_after_s`` (one protected slice per ``half_life_s``: its later runs are on
+  sufferance). Why 5 s: simulated honest clients with 3 s of think time got 48 jobs of their 60 beside the
+  flooder at 2 s (each return floored level with it), 58 at 5 s; under load 9 a real client's next job came
+  over 2 s after its last (tests/test_serve_sufferance.py).
 * **Weights.** A client's usage is divided by its weight (``weight(client)``: the token file's third column,
   serve/auth.py; default 1) before it is compared, so a client of weight 0.25 gets a quarter of what a client
   of weight 1 gets when they contend. Equal shares leave N honest clients N/(N+k) of the lanes beside k
@@ -116,7 +118,7 @@ class Share:
     preempt_after_s: float = 0.0
     #: Seconds a client stays *engaged* after its last job ended (counted in the mean share, the last lane
     #: kept for it): about a client's think time between the jobs it blocks on (module docstring).
-    idle_grace_s: float = 2.0
+    idle_grace_s: float = 5.0
 
     @property
     def client_lanes(self) -> int:
