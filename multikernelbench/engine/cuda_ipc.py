@@ -37,13 +37,6 @@ class _Handle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_char * _HANDLE_BYTES)]
 
 
-class _PointerAttributes(ctypes.Structure):
-    """``cudaPointerAttributes`` (CUDA >= 11): memory type, device ordinal, device and host pointers."""
-
-    _fields_ = [("type", ctypes.c_int), ("device", ctypes.c_int), ("devicePointer", ctypes.c_void_p),
-                ("hostPointer", ctypes.c_void_p)]
-
-
 def _loaded(name: str) -> ctypes.CDLL:
     """A CUDA library this process already loaded (torch's own: same context, same version)."""
     with open("/proc/self/maps") as f:
@@ -59,7 +52,6 @@ def _cudart() -> Any:
     lib.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_Handle), ctypes.c_void_p]
     lib.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _Handle, ctypes.c_uint]
     lib.cudaIpcCloseMemHandle.argtypes = [ctypes.c_void_p]
-    lib.cudaPointerGetAttributes.argtypes = [ctypes.POINTER(_PointerAttributes), ctypes.c_void_p]
     lib.cudaGetLastError.argtypes = []
     lib.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
     lib.cudaFree.argtypes = [ctypes.c_void_p]
@@ -73,7 +65,21 @@ def _cuda() -> Any:
     lib = _loaded("libcuda.so")
     fn = lib.cuMemGetAddressRange_v2
     fn.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
+    lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]
     return lib
+
+
+#: ``CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL``: one int, whatever the toolkit (the runtime's
+#: ``cudaPointerAttributes`` struct, whose layout differs between toolkits, was read with the parent crashing right
+#: after it on the H200: a segfault, "free(): invalid pointer").
+_DEVICE_ORDINAL = 9
+
+
+def _device_of(ptr: int) -> int | None:
+    ordinal = ctypes.c_int(-1)
+    if _cuda().cuPointerGetAttribute(ctypes.byref(ordinal), _DEVICE_ORDINAL, ctypes.c_uint64(ptr)) != 0:
+        return None
+    return int(ordinal.value)
 
 
 def _range(ptr: int) -> tuple[int, int]:
@@ -214,12 +220,11 @@ class IpcReader:
         ptr, size = self._map(rec["ipc"])
         if offset + extent > size:
             raise ValueError(f"output {index}: the IPC record reaches past the {size} bytes mapped")
-        attrs = _PointerAttributes()
-        if _cudart().cudaPointerGetAttributes(ctypes.byref(attrs), ctypes.c_void_p(ptr)) != 0:
-            _cudart().cudaGetLastError()
+        device = _device_of(ptr)
+        if device is None:
             raise IpcUnavailable(f"output {index}: the mapped memory has no device")
-        with torch.cuda.device(attrs.device):
-            memory = torch.as_tensor(_Mapped(ptr + offset, extent), device=f"cuda:{attrs.device}")
+        with torch.cuda.device(device):
+            memory = torch.as_tensor(_Mapped(ptr + offset, extent), device=f"cuda:{device}")
             view = memory.view(dtype).as_strided(shape, stride)
             got = values_at(view, positions, limit).cpu()  # synchronous: read before close()
         return got, [shape, str(dtype)]
