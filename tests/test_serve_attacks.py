@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._held_sleeper import held, release
 from tests._serve_run import served
 
 pytest.importorskip("fastapi")
@@ -165,11 +166,19 @@ def test_slow_headers_are_cut_and_do_not_hold_the_service(svc):
 
 
 @pytest.mark.slow
-def test_long_polls_hold_no_thread_and_end_when_the_client_hangs_up(svc):
-    """45 long-polls on a job that takes seconds (half of them hang up): another client's submission is
-    answered at once, and a hung-up poll leaves nothing waiting in the service."""
+def test_long_polls_hold_no_thread_and_end_when_the_client_hangs_up(svc, build_root):
+    """45 long-polls on a job held until the end of the test (half of them hang up): another client's submission
+    is answered at once, and a hung-up poll leaves nothing waiting in the service. (The job slept 6 s at its build
+    and again at its load before, which the next tests' jobs waited behind.)"""
     _, service, port, _ = svc
-    slow = HEAD + "import time\ntime.sleep(6)\n" + kernel("slow").split("\n", 2)[2]
+    slow = HEAD + held() + kernel("slow").split("\n", 2)[2]
+    try:
+        _long_polls(service, port, slow)
+    finally:
+        release(build_root, slow)
+
+
+def _long_polls(service, port: int, slow: str) -> None:
     with Client(f"http://127.0.0.1:{port}", TOKEN_A) as a:
         job_id = a.submit(RELU, slow)[0]
     poll = (f"GET /jobs/{job_id}?wait=20 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN_A}\r\n\r\n").encode()

@@ -6,10 +6,10 @@ engine, client B submitting two candidates that sleep at import, client A a quic
 * One client holds at most all lanes but one: B's second sleeper starts only after its first ended, so the
   other lane was A's. Lanes without that cap give B's second sleeper the free lane and A waits for a sleeper.
 
-Ordering, not wall time, is asserted (a loaded host slows everything alike): a sleeper is held (at import: when it
-is built and when it is loaded) until the test releases it, once A's job is done, or for at most ``HOLD_S`` if
-never released; a quick plain-PyTorch candidate takes about a second once the lane's zygote is up. (It slept a
-fixed 10 s twice before: ~48 s of the suite's wall on CI, nearly all of it a worker waiting.)
+Ordering, not wall time, is asserted (a loaded host slows everything alike): a sleeper is held at import (when it
+is built and when it is loaded) until the test releases it once A's job is done, at most 60 s
+(tests/_held_sleeper.py); a quick plain-PyTorch candidate takes about a second once the lane's zygote is up. It
+slept a fixed 10 s twice before: ~48 s of the suite's wall on CI, nearly all of it a worker waiting.
 """
 
 from __future__ import annotations
@@ -21,26 +21,10 @@ import pytest
 
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.config import EngineConfig
+from tests._held_sleeper import held, release
 
 RELU = "activation.relu"
 HEAD = "import torch\nimport torch.nn as nn\n"
-#: A held sleeper's own limit: a service that ran it where it should wait (A's job queued behind it) still ends
-#: and fails the ordering asserts instead of hanging.
-HOLD_S = 60
-#: Polls its own build folder (the only shared place in its sandbox's read scope that the test can write to) for
-#: ``go``, at import; at most HOLD_S, then it goes on.
-HELD = ("import os\nimport time\n_go = os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'go')\n"
-        f"_until = time.monotonic() + {HOLD_S}\n"
-        "while not os.path.exists(_go) and time.monotonic() < _until:\n    time.sleep(0.05)\n")
-
-
-def release(build_root, source: str) -> None:
-    """Lets a held sleeper go: ``go`` in its build folder (engine/build_stage.py: build_root/cpu/<code hash>)."""
-    from multikernelbench.engine.candidates import code_hash
-
-    folder = build_root / "cpu" / code_hash(source)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "go").write_text("")
 
 
 def kernel(tag: str, prelude: str = "") -> str:
@@ -66,7 +50,7 @@ def test_a_sleeper_holds_one_lane_and_its_client_not_both(build_root, suite, tmp
     service = EvalService(ServiceConfig(engine=engine, db=tmp_path / "results.sqlite", lanes=2),
                           {RELU: suite[RELU]})
     try:
-        sleepers = [kernel(f"sleeper {k}", HELD) for k in (1, 2)]
+        sleepers = [kernel(f"sleeper {k}", held()) for k in (1, 2)]
         b1, b2 = service.submit("B", [Submission(RELU, src) for src in sleepers])
         started = threading.Event()
         for _ in range(600):  # B's first sleeper is on a lane (its zygote may still be importing)
@@ -134,10 +118,12 @@ def test_a_long_job_over_its_share_is_stopped_requeued_then_ended(build_root, su
         a2 = wait_finished(service, a2, "A", 120)
         b1 = wait_finished(service, b1, "B", 60)
 
-        (b2,) = service.submit("B", [Submission(RELU, kernel("short sleeper", "import time\ntime.sleep(2.5)\n"))])
+        short = kernel("short sleeper", held())  # held until A's next job is done (it slept 2.5 s twice before)
+        (b2,) = service.submit("B", [Submission(RELU, short)])
         wait_state(service, b2, "B", 60, JobState.RUNNING)
         (a3,) = service.submit("A", [Submission(RELU, kernel("quick 3"))])
         a3 = wait_finished(service, a3, "A", 120)
+        release(build_root, short)
         b2 = wait_finished(service, b2, "B", 120)
     finally:
         service.close()

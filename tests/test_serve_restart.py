@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from tests._held_sleeper import held, release
 from tests._serve_run import free_port
 
 pytest.importorskip("fastapi")
@@ -80,8 +81,9 @@ def test_accepted_jobs_survive_kill_9_and_resubmission_is_the_same_job(server, m
     server.start()
     server.wait_up()
     headers = {"Authorization": f"Bearer {TOKEN}", "Idempotency-Key": "batch-0001"}
+    slow = kernel("slow", held())  # on a lane until released after the restart (it slept 5 s twice before)
     items = [{"task_id": RELU, "source": kernel(f"quick {i}")} for i in range(3)] + [
-        {"task_id": RELU, "source": kernel("slow", "import time\ntime.sleep(5)\n")}]
+        {"task_id": RELU, "source": slow}]
     reply = httpx.post(f"{server.url}/jobs", json={"items": items}, headers=headers, timeout=30)
     assert reply.status_code == 200
     ids = reply.json()["jobs"]
@@ -99,6 +101,7 @@ def test_accepted_jobs_survive_kill_9_and_resubmission_is_the_same_job(server, m
     server.wait_up()
     again = httpx.post(f"{server.url}/jobs", json={"items": items}, headers=headers, timeout=30)
     assert again.status_code == 200 and again.json()["jobs"] == ids
+    release(server.build_root, slow)
     for job_id in ids:
         job = httpx.get(f"{server.url}/jobs/{job_id}", params={"wait": 60}, headers=headers, timeout=90).json()
         assert job["id"] == job_id and job["state"] == "done", job
