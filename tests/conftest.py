@@ -12,8 +12,9 @@ REPO = Path(__file__).resolve().parents[1]
 #: ``--fast-limit``: the fast tier's rule (tests not marked ``slow`` stay cheap), checked when asked. A root
 #: session's temporary folders outside ``/tmp/pytest-of-root``, whose mode every new pytest session resets
 #: (tests/_private_temp.py: what made builds fail with EACCES under ``drop_root``). The ``executor`` fixture: one
-#: test on both executors, the local threads and Ray (tests/_executors.py).
-pytest_plugins = ("tests._fast_tier", "tests._private_temp", "tests._executors")
+#: test on both executors, the local threads and Ray (tests/_executors.py). ``--suite-profile PATH``: each test's
+#: start, wall and CPU, for finding a full run's idle time (tests/_suite_profile.py).
+pytest_plugins = ("tests._fast_tier", "tests._private_temp", "tests._executors", "tests._suite_profile")
 
 
 def _xdist_worker() -> bool:
