@@ -61,7 +61,10 @@ the clean worker's (same renewal, same reference call: padding shows), and the c
 minus what its claimed call could use on every core (``cores`` x claimed: hidden work shows). Bound
 ``max(cpu_floor_ms, cpu_slack x the compared CPU time)`` (the clock's 10 ms ticks, an OpenMP pool's spinning).
 These findings are confirmed by a second timing like the others but not excused by the host's load. Not on GPU
-backends yet: a device sync's spin-wait burns CPU for GPU work, unmeasured.
+backends yet: a device sync's spin-wait burns CPU for GPU work, unmeasured. The whole interval mixes the renewal with
+the timed call's spinning threads, and /proc's ticks are 10 ms: hence the 40 ms floor. The start marks
+(anticheat/call_marks.py) split each interval at the timed call's start and read the process CPU clock in ns, so
+the renewal's CPU time is judged alone, with a floor of 2 ms.
 
 Confirmation: a burst of load that lasts several rounds can still lengthen most of one timing's candidate
 intervals (CI, 2 cores shared with another test's compilers: an honest CPU relu judged to hide 10.6 ms per call
