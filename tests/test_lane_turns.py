@@ -193,7 +193,9 @@ def test_the_clean_worker_starts_before_the_clock_turn_when_lanes_share_a_device
     reference worker was started inside the exclusive clock turn (fork, set-up, CUDA context: ~0.2-0.3 s on a GPU
     while every other lane's clock waited). Now it starts in a shared turn while its candidate is checked: inside
     the turn the clean timing starts at once, with no worker start before it, and the result is the same
-    (correct, a clean timing behind it). Fails on the old code (a ``setup start`` inside the turn)."""
+    (correct, a clean timing behind it). Likewise the timing shape's models (a heavy model's weights took ~1 s of
+    an H100 turn): made by a ``prepare`` request before the turn. Fails on the old code (a ``setup start`` inside
+    the turn, no ``prepare``)."""
     cfg = two_lane_config(tmp_path)
     cands = [sleepy_relu("A", 0.12), sleepy_relu("B", 0.25)]
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], cands)
@@ -209,6 +211,11 @@ def test_the_clean_worker_starts_before_the_clock_turn_when_lanes_share_a_device
     inside = own[taken:own.index(clean_start)]
     assert not any(what.startswith("setup start") for what in inside), own
     assert sum(what.startswith("setup start") for what in own[:taken]) == 2, own  # its worker and the clean one
+    # And each candidate's timing-shape models were made before its turn (a Prepare request in a shared turn).
+    for who, ls in lines.items():
+        if any(what.startswith("clock turn taken") for what in ls):
+            first = next(i for i, what in enumerate(ls) if what.startswith("clock turn taken"))
+            assert any(what.startswith("prepare end") for what in ls[:first]), (who, ls)
 
 
 BEATING_RELU = textwrap.dedent("""

@@ -15,7 +15,7 @@ from multikernelbench.anticheat.clock_audit import AskLog
 from multikernelbench.anticheat.timing_records import CleanTiming, HostLoad
 from multikernelbench.engine import host_load
 from multikernelbench.engine.fresh import FreshPlanner
-from multikernelbench.engine.messages import Time, Timed
+from multikernelbench.engine.messages import Done, Prepare, Time, Timed
 from multikernelbench.engine.session import Verdict, WorkerSession
 from multikernelbench.engine.timed_outputs import logged
 from multikernelbench.engine.timing_verdict import clean_timing
@@ -62,11 +62,21 @@ class CleanSteps:
         self._clean_ahead.start()
 
     def _clean_ahead_start(self) -> None:
+        """The clean worker, its device context and the reference's model at the timing shape (a Prepare request:
+        a heavy model's weights took ~1 s of a clock turn), all in one shared turn."""
+        shape = self.task.shape_for_timing(self.backend.times_on_cpu_shape)
+        session = None
         try:
             with self.turns.shared():
-                self._prepared_clean = self._start_worker(warm_device=True)
+                session = self._start_worker(warm_device=True)
+                session.call(Prepare(shape=shape, weight_seed=self.seeds.for_task(self.task).weight,
+                                     reference_only=True), timeout=self.config.run_timeout_s,
+                             what="making the reference's model in a clean worker", expect=Done)
         except Exception:  # noqa: BLE001 - the clean timing then starts its own worker and reports its failure
-            self._prepared_clean = None
+            if session is not None:
+                self._prepared_clean = session  # started: ended with the others (in a shared turn), never leaked
+            return
+        self._prepared_clean = session
 
     def _join_clean_ahead(self) -> None:
         """Before this candidate's first clock, its end, or its discard: the clean worker has started (or failed

@@ -30,7 +30,7 @@ from multikernelbench.engine.device_clean import CleanSteps
 from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
 from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_for
-from multikernelbench.engine.messages import Done, Load, Setup, Time, Timed
+from multikernelbench.engine.messages import Done, Load, Prepare, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
 from multikernelbench.engine.reference import ReferenceService, SeedSource
 from multikernelbench.engine.session import Verdict, WorkerSession
@@ -270,6 +270,11 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         compiled = False
         if self.config.timing.compile_baseline:
             session, compiled = self._compile_baseline(session, out, shape, weight_seed)
+        if self.config.prefetch_workers:  # off (--no-worker-prefetch): made inside the Time request, in the turn
+            with self.turns.shared():  # weights made on the device beside other lanes' checks, never a clock
+                session.call(Prepare(shape=shape, weight_seed=weight_seed, reference_only=self.config.reference_only),
+                             timeout=self.config.run_timeout_s, what=f"making the models for shape {shape}",
+                             expect=Done)
         planner = FreshPlanner(self.config.timing, next_seed=lambda: self.seeds.next("fresh", self.task.id),
                                positions=self.config.timed_check_positions, edge=self.config.timed_check_edge,
                                send_positions=self.backend.device_type == "cpu")  # GPU: by IPC (cuda_ipc.py)

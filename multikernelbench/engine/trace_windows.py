@@ -18,7 +18,7 @@ Span = tuple[float, float]
 #: Worker requests that run on the device, as the trace names them (``Message.op()``), the ends of workers and the
 #: parent's check of the timed calls' outputs (``verify``: its reference runs on the device too). Builds and
 #: torch.compile's own compiling (outside its turns) run on the CPU beside clocks by design.
-DEVICE_STEPS = ("load", "check", "time", "end_workers", "verify")
+DEVICE_STEPS = ("load", "check", "prepare", "time", "end_workers", "verify")
 #: The clocks: timing requests (the candidate's and the clean reference's) and a compile request's device turns.
 CLOCKS = ("time", "turn")
 

@@ -37,12 +37,12 @@ else:  # run as a script: the package's parent folder (scripts/) on the path, as
 
 CLEAN = "(timing the reference in a clean worker)"
 #: Lines of another candidate that can only come while no clock holds the GPU (they take a turn).
-NEEDS_TURN = ("check start", "load start", "time start", "end_workers start", "device turn taken",
+NEEDS_TURN = ("check start", "load start", "prepare start", "time start", "end_workers start", "device turn taken",
               "clock turn taken")
 #: A candidate's lines that belong to a clock turn once one is open.
 INSIDE = ("setup start", "setup end", "time start", "time end", "time split:", "clock audit finding")
 #: Steps that hold a GPU's shared side (beside each other, never beside a clock).
-SHARED = ("check", "load", "end_workers")
+SHARED = ("check", "load", "prepare", "end_workers")
 
 
 class Phase(str, enum.Enum):
