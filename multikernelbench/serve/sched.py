@@ -370,7 +370,7 @@ class FairQueue(Generic[T]):
     def victim(self, now: float, exclude: set[int] | frozenset[int] = frozenset()) -> int | None:
         """The busy lane to stop now, if any (see "Preemption" and "Runs on sufferance" in the module
         docstring): every lane busy, a waiting client not over its share that could take the lane, and a lane
-        whose items all belong to one client over its share and either run on sufferance or have run
+        whose items all belong to one client over its share (by ``FAIR_SLACK``) and either run on sufferance or have run
         ``preempt_after_s``. The most used such client's lane; ties: a run on sufferance before a protected one,
         then the youngest (the least work lost). ``exclude``: lanes not to name (being stopped already, or that
         cannot be stopped)."""
@@ -384,7 +384,7 @@ class FairQueue(Generic[T]):
             if lane in exclude or len(owners) != 1 or (protected and not self.overran_after(lane, now)):
                 continue
             (owner,) = owners
-            if not self.over_share(owner, now):
+            if not self.over_share(owner, now, FAIR_SLACK):  # near-equal clients do not stop each other's runs
                 continue
             if not any(c != owner and len(self.lanes_of(c) - {lane}) < share.client_lanes
                        and not self.over_share(c, now) for c in self.queues):
