@@ -51,6 +51,20 @@ def _family(root: int) -> set[int]:
     return out
 
 
+def _descends(pid: int, root: int, depth: int = 64) -> bool:
+    """Whether ``pid`` is ``root`` or below it, by its parents' chain (a few /proc reads, not a scan of every
+    process: each timing reads this twice, inside its clock's turn; issue #44). The same answer as ``pid in
+    _family(root)``: a process that is gone, or whose chain leaves ``root``'s tree, is not ours."""
+    for _ in range(depth):
+        if pid == root:
+            return True
+        st = parent_and_session(pid) if pid > 1 else None
+        if st is None:
+            return False
+        pid = st[0]
+    return False
+
+
 def _holds(pid: int, device_file: str) -> bool | None:
     """Whether ``pid`` has ``device_file`` open; None when its descriptors cannot be read (another uid)."""
     try:
@@ -73,12 +87,11 @@ def count_others(nvml_pids: list[int], device_file: str | None, me: int | None =
     be told (the namespaces differ and a descendant's descriptors cannot be read). ``device_file``: the GPU's
     ``/dev/nvidia<minor>``, which every process with a context on it holds open."""
     me = os.getpid() if me is None else me
-    ours = _family(me)
     if me in nvml_pids:  # one pid namespace: compare pid by pid
-        return sum(1 for p in set(nvml_pids) if p not in ours)
+        return sum(1 for p in set(nvml_pids) if not _descends(p, me))
     if device_file is None:
         return None
-    holding = [_holds(p, device_file) for p in ours]
+    holding = [_holds(p, device_file) for p in _family(me)]
     if any(h is None for h in holding):
         return None
     return max(0, len(set(nvml_pids)) - sum(1 for h in holding if h))
