@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(results)} candidates in {wall:.1f} s, statuses {statuses}; {len(held)} turns held "
           f"{sum(held):.2f} s, mean {statistics.fmean(held) if held else 0.0:.3f} s")
     print(report(args.out.name, summarize(turns, find_gaps(turns, events)), partial))
+    for r in results:  # why a candidate was timed again (a load-sensitive clock-audit finding, then a confirmation)
+        for f in r.flags or []:
+            if "clock audit" in str(getattr(f, "message", f)):
+                print(f"  {r.task_id}: {str(getattr(f, 'message', f))[:300]}")
     return 0
 
 
