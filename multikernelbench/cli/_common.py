@@ -35,8 +35,10 @@ def add_engine_options(p) -> None:
                    help="run every build at the same nice instead of one step nicer per build already running "
                         "as it enters (engine/build_stage.py)")
     p.add_argument("--no-worker-prefetch", action="store_true",
-                   help="start each candidate's device worker in its own turn, not while the one before is "
-                        "checked (engine/prefetch.py)")
+                   help="keep everything of a candidate's device stage in its own turn: no next worker started "
+                        "while the one before is checked (engine/prefetch.py), no clean reference worker started "
+                        "or timing-shape models made before the clock turn, no verification reference computed "
+                        "while the worker ends its timing (engine/verify_ahead.py); the A/B baseline for issue #44")
     p.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend option (repeatable), e.g. pch=false, pch_root=DIR, split_nvcc=false")
     p.add_argument("--gpus", default=None,
