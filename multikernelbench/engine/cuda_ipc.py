@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from multikernelbench.engine.raw_outputs import DTYPES, MAX_SPAN_FACTOR, OddOutput, span, values_at
+from multikernelbench.engine.raw_outputs import (
+    DTYPES,
+    MAX_SPAN_FACTOR,
+    OddOutput,
+    loaded_library,
+    span,
+    values_at,
+)
 
 #: ``cudaIpcMemLazyEnablePeerAccess``: the parent may map memory of a GPU other than its current one.
 _LAZY_PEER = 1
@@ -37,18 +44,9 @@ class _Handle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_char * _HANDLE_BYTES)]
 
 
-def _loaded(name: str) -> ctypes.CDLL:
-    """A CUDA library this process already loaded (torch's own: same context, same version)."""
-    with open("/proc/self/maps") as f:
-        paths = [line.split()[-1] for line in f if name in line and "/" in line]
-    if not paths:
-        raise OddOutput(f"no {name} is loaded in this process")
-    return ctypes.CDLL(paths[0])
-
-
 @functools.lru_cache(maxsize=1)
 def _cudart() -> Any:
-    lib = _loaded("libcudart")
+    lib = loaded_library("libcudart")
     lib.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_Handle), ctypes.c_void_p]
     lib.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(ctypes.c_void_p), _Handle, ctypes.c_uint]
     lib.cudaIpcCloseMemHandle.argtypes = [ctypes.c_void_p]
@@ -62,7 +60,7 @@ def _cudart() -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _cuda() -> Any:
-    lib = _loaded("libcuda.so")
+    lib = loaded_library("libcuda.so")
     fn = lib.cuMemGetAddressRange_v2
     fn.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
     lib.cuPointerGetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64]

@@ -120,14 +120,19 @@ def _cuda_copy(dst: Any, ptr: int, nbytes: int) -> None:
         raise OddOutput(f"cudaMemcpy of an output failed with CUDA error {rc}")
 
 
+def loaded_library(name: str) -> ctypes.CDLL:
+    """A CUDA library this process already loaded (torch's own, found in its maps: the same library and
+    version, the same context)."""
+    with open("/proc/self/maps") as f:
+        paths = [line.split()[-1] for line in f if name in line and "/" in line]
+    if not paths:
+        raise OddOutput(f"no {name} is loaded in this process")
+    return ctypes.CDLL(paths[0])
+
+
 @functools.lru_cache(maxsize=1)
 def _cudart() -> Any:
-    """The CUDA runtime torch itself loaded (found in this process's maps: the same library, same context)."""
-    with open("/proc/self/maps") as f:
-        paths = [line.split()[-1] for line in f if "libcudart" in line and "/" in line]
-    if not paths:
-        raise OddOutput("no CUDA runtime is loaded in the worker")
-    lib = ctypes.CDLL(paths[0])
+    lib = loaded_library("libcudart")
     lib.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.cudaMemcpy.restype = ctypes.c_int
     return lib
