@@ -79,102 +79,35 @@ are tested without clocks.
 from __future__ import annotations
 
 import collections
-import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+from multikernelbench.serve.caps import Caps, OverLimit, PendingCaps
+from multikernelbench.serve.usage import FAIR_SLACK, FORGET_S, MIN_WEIGHT, Share, UsageBook
+
+__all__ = ["FAIR_SLACK", "FORGET_S", "MIN_WEIGHT", "Caps", "FairQueue", "OverLimit", "Share"]
 
 T = TypeVar("T", bound=Hashable)
 
-#: Recent usage below this (seconds) is forgotten: the table of past clients does not grow for ever.
-FORGET_S = 0.01
-#: How far above the mean recent usage a client must be to be refused the last free lane (a fraction of the
-#: mean): clients of near-equal usage are not told apart by the last job's fraction of a second (module docstring).
-FAIR_SLACK = 0.05
-#: The least weight a client may have (:class:`FairQueue`'s ``weight``): a weight of 0 would make its level infinite.
-MIN_WEIGHT = 0.01
 
-
-@dataclass(frozen=True)
-class Caps:
-    per_client_jobs: int = 256
-    per_client_compute_s: float = 3600.0
-    total_jobs: int = 4096
-    total_compute_s: float = 36000.0
-
-
-@dataclass(frozen=True)
-class Share:
-    """How lanes are shared (see the module docstring)."""
-
-    lanes: int = 1
-    #: Lanes one client may hold at once; 0 = all but one (at least one).
-    lanes_per_client: int = 0
-    #: Half-life of recent usage, seconds.
-    half_life_s: float = 120.0
-    #: Keep the last free lane for clients under their share (only meaningful with two lanes or more).
-    reserve_last_lane: bool = True
-    #: Seconds a job runs before it may be preempted for a cheaper waiting client (0: never).
-    preempt_after_s: float = 0.0
-    #: Seconds a client stays *engaged* after its last job ended (counted in the mean share, the last lane
-    #: kept for it): about a client's think time between the jobs it blocks on (module docstring).
-    idle_grace_s: float = 5.0
-
-    @property
-    def client_lanes(self) -> int:
-        return self.lanes_per_client if self.lanes_per_client > 0 else max(1, self.lanes - 1)
-
-
-class OverLimit(Exception):
-    """A client asked for more than its share (or the service is full); nothing of the request was queued."""
-
-
-class FairQueue(Generic[T]):
-    """Per-client FIFO queues taken per lane; pending counts cover queued and running jobs."""
+class FairQueue(PendingCaps, UsageBook, Generic[T]):
+    """Per-client FIFO queues taken per lane; pending counts cover queued and running jobs (serve/caps.py), usage
+    is kept by serve/usage.py."""
 
     def __init__(self, caps: Caps, share: Share | None = None,
                  weight: Callable[[str], float] | None = None) -> None:
-        self.caps = caps
-        self.share = share or Share()
-        self.weight = weight or (lambda client: 1.0)  # a client's share of the lanes, relative (module docstring)
-        self.idle_at: dict[str, float] = {}  # when an engaged client's last job ended (nothing queued or running)
+        PendingCaps.__init__(self, caps)
+        UsageBook.__init__(self, share or Share(), weight)
         self.queues: dict[str, collections.deque[tuple[T, float]]] = {}
         self.since: dict[str, int] = {}  # tick a client last became active or was served (ties: oldest first)
         self._tick = 0
-        self.settled: dict[str, tuple[float, float]] = {}  # client -> (recent lane seconds, as of this time)
-        self.credit: dict[str, float] = {}  # an active client's floor above what it used (start-time fair queueing)
-        self.overran_at: dict[str, float] = {}  # when a job of the client last outlasted preempt_after_s
         self.lane_items: dict[int, list[tuple[str, T]]] = {}  # a busy lane's unfinished items
         self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
         self.lane_start: dict[int, float] = {}  # when a busy lane took its first unfinished item
         self.lane_protected: dict[int, bool] = {}  # every item on the lane was taken within its client's share
         self.overran: set[T] = set()  # queued items stopped once for outlasting preempt_after_s (on sufferance)
-        self.jobs: collections.Counter[str] = collections.Counter()  # queued + running, per client
-        self.compute: collections.defaultdict[str, float] = collections.defaultdict(float)
-        self.total_jobs = 0
-        self.total_compute = 0.0
 
-    # ---- caps -------------------------------------------------------------------------------------
-    def check(self, client: str, n: int, compute_s: float) -> None:
-        """Raise :class:`OverLimit` if ``n`` more jobs costing ``compute_s`` would pass a cap."""
-        c = self.caps
-        if self.jobs[client] + n > c.per_client_jobs:
-            raise OverLimit(f"client {client} has {self.jobs[client]} unfinished jobs; {n} more would pass its "
-                            f"limit of {c.per_client_jobs}")
-        if self.compute[client] + compute_s > c.per_client_compute_s:
-            raise OverLimit(f"client {client} has {self.compute[client]:.0f} s of compute pending; "
-                            f"{compute_s:.0f} s more would pass its limit of {c.per_client_compute_s:.0f} s")
-        if self.total_jobs + n > c.total_jobs or self.total_compute + compute_s > c.total_compute_s:
-            raise OverLimit(f"the service is full ({self.total_jobs} unfinished jobs, {self.total_compute:.0f} s "
-                            "of compute pending); retry later")
-
-    def charge(self, client: str, compute_s: float) -> None:
-        """Count a job against its client without queueing it (one that joins a running evaluation)."""
-        self.jobs[client] += 1
-        self.compute[client] += compute_s
-        self.total_jobs += 1
-        self.total_compute += compute_s
-
+    # ---- queues -----------------------------------------------------------------------------------
     def push(self, client: str, item: T, compute_s: float, now: float) -> None:
         self.charge(client, compute_s)
         self._queue(client, now).append((item, compute_s))
@@ -192,87 +125,8 @@ class FairQueue(Generic[T]):
             queue = self.queues[client] = collections.deque()
         return queue
 
-    def release(self, client: str, compute_s: float) -> None:
-        """A charged job finished (or was dropped)."""
-        self.jobs[client] -= 1
-        self.compute[client] -= compute_s
-        if self.jobs[client] <= 0:
-            del self.jobs[client]
-            self.compute.pop(client, None)
-        self.total_jobs -= 1
-        self.total_compute = max(0.0, self.total_compute - compute_s)
-
-    # ---- usage ------------------------------------------------------------------------------------
-    def _decayed(self, client: str, now: float) -> float:
-        value, at = self.settled.get(client, (0.0, now))
-        return value * math.pow(0.5, max(0.0, now - at) / self.share.half_life_s)
-
-    def _add(self, client: str, seconds: float, now: float) -> None:
-        self.settled[client] = (self._decayed(client, now) + seconds, now)
-
-    def _floor(self, client: str, now: float) -> None:
-        """A client becoming active is ordered at least level with the least-used engaged client
-        (:meth:`engaged`): idle time buys no priority over clients that are busy now (a new or returning
-        client at zero would otherwise take every free lane until its usage caught up with theirs), and its
-        share is judged from that floor up (:meth:`level`, while it stays engaged). The floor is the least
-        *level* among engaged clients within their share (a newcomer floored at another newcomer's raw usage
-        came in at 0 again); when all are over it, their least usage."""
-        busy = self.engaged(now) - {client}
-        within = [c for c in busy if not self.over_share(c, now)]
-        if busy:
-            floor = min(self.level(c, now) for c in within) if within else min(self._used(c, now) for c in busy)
-            self.credit[client] = max(0.0, floor - self._used(client, now))
-
     def _order(self, client: str, now: float) -> tuple[float, int]:
         return self.level(client, now), self.since[client]
-
-    def level(self, client: str, now: float) -> float:
-        """``client``'s weighted usage counted from the floor it became active at (:meth:`_floor`)."""
-        return self._used(client, now) + self.credit.get(client, 0.0)
-
-    def _used(self, client: str, now: float) -> float:
-        """Recent lane seconds per unit of weight: what clients are ordered and judged by."""
-        return self.usage(client, now) / max(MIN_WEIGHT, self.weight(client))
-
-    def usage(self, client: str, now: float) -> float:
-        """Recent lane seconds of ``client``: settled (decayed) plus its part of the busy lanes' time so far."""
-        total = self._decayed(client, now)
-        for lane, items in self.lane_items.items():
-            mine = sum(1 for c, _ in items if c == client)
-            if mine:
-                total += max(0.0, now - self.lane_mark[lane]) * mine / len(items)
-        return total
-
-    def over_share(self, client: str, now: float, slack: float = 0.0) -> bool:
-        """Whether ``client``'s level (recent usage per unit of weight, counted from the floor it became active
-        at: :meth:`level`) is above the mean level of the engaged clients (:meth:`engaged`) by more than
-        ``slack`` times that mean."""
-        usages = {c: self.level(c, now) for c in self.engaged(now) | {client}}
-        return usages[client] > sum(usages.values()) / len(usages) * (1.0 + slack) + 1e-9
-
-    def engaged(self, now: float) -> set[str]:
-        """Clients with work queued or running, or whose last job ended within ``idle_grace_s`` (between two
-        jobs it blocks on): the clients the lanes are shared among (module docstring, "Engaged clients")."""
-        for c in [c for c in self.settled if c not in self.queues and self._decayed(c, now) < FORGET_S]:
-            del self.settled[c]
-        return set(self.queues) | self._expire(now) | {c for items in self.lane_items.values() for c, _ in items}
-
-    def _expire(self, now: float) -> set[str]:
-        """The idle clients still within ``idle_grace_s``; the others leave, and their floor with them (judged
-        on what they used until they are active again)."""
-        for c in [c for c, at in self.idle_at.items() if now - at >= self.share.idle_grace_s]:
-            del self.idle_at[c]
-            self.credit.pop(c, None)
-        return set(self.idle_at)
-
-    def on_probation(self, client: str, now: float) -> bool:
-        """Whether a job of ``client`` outlasted ``preempt_after_s`` (and was stopped) within the last
-        ``half_life_s``: its runs are then on sufferance (module docstring)."""
-        at = self.overran_at.get(client)
-        if at is not None and now - at >= self.share.half_life_s:
-            del self.overran_at[client]
-            at = None
-        return at is not None
 
     # ---- lanes ------------------------------------------------------------------------------------
     def lanes_of(self, client: str) -> set[int]:
