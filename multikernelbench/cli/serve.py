@@ -56,6 +56,10 @@ def add_parser(sub) -> None:
     p.add_argument("--http-nice", type=int, default=10, metavar="N",
                    help="nice of the HTTP front's thread (and the service's own session) above the evaluations, so "
                         "they get a shared core first (default 10; 0: off)")
+    p.add_argument("--sufferance-nice", type=int, default=19, metavar="N",
+                   help="nice of the workers of a run taken while its client was over its fair share (a lane nobody "
+                        "else wanted), below the front and other runs; only their builds when timing (default 19; "
+                        "0: off)")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help="evaluate on a Ray cluster (as `mkb eval --ray`)")
     add_engine_options(p)
@@ -120,7 +124,8 @@ def run(args) -> int:
                                         max_body_bytes=args.max_body_kb * 1024, batch_size=args.batch_size,
                                         lanes=args.lanes, lanes_per_client=args.lanes_per_client,
                                         preempt_after_s=args.preempt_after, max_preemptions=args.max_preemptions,
-                                        http_nice=args.http_nice, reserve_last_lane=args.reserve_last_lane),
+                                        http_nice=args.http_nice, reserve_last_lane=args.reserve_last_lane,
+                                        sufferance_nice=args.sufferance_nice),
                           tasks)
     rate = RateLimits(requests_per_s=args.rate_requests, bytes_per_s=args.rate_kb * 1024, burst_s=args.rate_burst)
     print(f"mkb serve: {len(tasks)} tasks on {config.backend}, results in {args.db}, "

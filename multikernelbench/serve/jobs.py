@@ -37,6 +37,7 @@ from multikernelbench.serve.lanes import EngineLanes, lane_configs
 from multikernelbench.serve.metrics import Metrics
 from multikernelbench.serve.preempt import Preemptor, default_after_s
 from multikernelbench.serve.sched import Caps, FairQueue, OverLimit, Share
+from multikernelbench.serve.worker_nice import RunPriority, niced_roles, run_priority
 from multikernelbench.tasks.record import Task
 
 __all__ = ["EvalService", "Job", "JobState", "OverLimit", "ServiceConfig", "Submission"]
@@ -86,6 +87,7 @@ class EvalService:
         self.store = JobStore(Path(str(config.db) + ".serve.sqlite"), config.keep_finished)
         self._stop = False
         self._requeue()
+        self.niced_roles = niced_roles(eng.skip_timing, self.backend)
         self.lanes = EngineLanes(self, configs)
         if self.sched.share.preempt_after_s > 0:
             self.preemptor.thread.start()
@@ -246,6 +248,14 @@ class EvalService:
                 self.metrics.per_client(job.client, taken=1, queue_ms=round(1000 * (now - job.submitted_at)))
             self.running += len(batch)
             return batch
+
+    def run_priority(self, lane: int, jobs: list[Job]) -> RunPriority:
+        """The CPU priority of the workers of ``lane``'s run of ``jobs`` (just taken): niced when it was taken on
+        sufferance (serve/worker_nice.py)."""
+        with self.lock:
+            sufferance = self.sched.on_sufferance(lane)
+        return run_priority(self.config.sufferance_nice, sufferance, any(j.full_priority for j in jobs),
+                            self.niced_roles)
 
     def _clean_build(self, job: Job) -> None:
         """Remove the finished job's build folder unless another unfinished job has the same code (before the

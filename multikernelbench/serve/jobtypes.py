@@ -17,6 +17,7 @@ from multikernelbench.records import EvalResult
 from multikernelbench.serve.auth import TokenBook
 from multikernelbench.serve.cachekey import Strength
 from multikernelbench.serve.metrics import Metrics
+from multikernelbench.serve.worker_nice import RunPriority
 from multikernelbench.tasks.record import Task
 
 #: Bytes a job costs in memory beyond its source and result (the object, its dict, ids, timestamps).
@@ -60,6 +61,8 @@ class Job:
     preemptions: int = 0  # stops that count against it: once a run of it lasted preempt_after_s (serve/preempt.py)
     stops: int = 0  # every time its run was stopped for a cheaper client, counted or not
     overran: bool = False  # a run of it lasted preempt_after_s and was stopped: later runs are on sufferance
+    #: A niced run of it timed out (serve/worker_nice.py): its later runs keep the lane's priority.
+    full_priority: bool = False
     followers: list[Job] = field(default_factory=list)
     waiters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -127,6 +130,10 @@ class ServiceConfig:
     #: Nice of the HTTP front (the event loop's thread, and the service's autogroup where it leads its own
     #: session) above the lanes and workers, so evaluations get a shared core first (serve/priority.py); 0: off.
     http_nice: int = 10
+    #: Nice of the workers of a run taken on sufferance (every job of it taken while its client was over its
+    #: share), below the front and the protected runs; only their compile workers where the service times
+    #: (serve/worker_nice.py); 0: off.
+    sufferance_nice: int = 19
 
 
 class StoppedJobs(Protocol):
@@ -148,5 +155,7 @@ class LaneHost(Protocol):
     def preemptor(self) -> StoppedJobs: ...
 
     def take(self, lane: int) -> list[Job] | None: ...
+
+    def run_priority(self, lane: int, jobs: list[Job]) -> RunPriority: ...
 
     def finish(self, lane: int, job: Job, result: EvalResult | None, message: str = "") -> None: ...

@@ -38,8 +38,9 @@ from multikernelbench.engine.candidates import Candidate
 from multikernelbench.engine.config import EngineConfig
 from multikernelbench.engine.runner import Runner
 from multikernelbench.records import EvalResult
+from multikernelbench.serve.worker_nice import FULL
 from multikernelbench.store import Label, ResultStore
-from multikernelbench.util.procs import kill_session, name_thread, parent_and_session
+from multikernelbench.util.procs import Limits, kill_session, name_thread, parent_and_session
 
 if TYPE_CHECKING:
     from multikernelbench.serve.jobtypes import Job, LaneHost
@@ -51,18 +52,19 @@ class WriteOnlyStore(ResultStore):
     The store's key leaves out per-request options (timing budget, fresh shapes count), so a row there may be
     weaker than the job asks for; the service decides what is cached (serve/cachekey.py) before queueing."""
 
-    #: True while the lane's run is being stopped: what it reports then is not the candidate's result.
-    muted: Any = staticmethod(lambda: False)
+    #: True for a result that is not the candidate's: the lane's run is being stopped, or a niced run timed
+    #: out (serve/worker_nice.py).
+    muted: Any = staticmethod(lambda result: False)
 
     def get(self, *args, **kwargs) -> EvalResult | None:
         return None
 
     def put(self, result: EvalResult, label: Label | None = None) -> None:
-        if not self.muted():
+        if not self.muted(result):
             super().put(result, label)
 
     def put_label(self, result: EvalResult, label: Label) -> None:
-        if not self.muted():
+        if not self.muted(result):
             super().put_label(result, label)
 
 
@@ -150,8 +152,9 @@ class _KeptZygote:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._zygote, name)
 
-    def spawn(self, *args: Any, **kwargs: Any) -> Any:
-        child = self._zygote.spawn(*args, **kwargs)
+    def spawn(self, role: str, env: dict[str, str], cwd: str, limits: Limits, *args: Any, **kwargs: Any) -> Any:
+        limits = self._lane.priority.limits(role, limits)  # a run on sufferance: niced (serve/worker_nice.py)
+        child = self._zygote.spawn(role, env, cwd, limits, *args, **kwargs)
         stop = self._lane.run_stop
         if stop is not None:
             stop.adopt(child.pid)
@@ -191,6 +194,8 @@ class _Lane:
         self.labels: dict[str, Job] = {}
         self._zygote: Any = None
         self.run_stop: RunStop | None = None  # the current run's (None between runs)
+        self.priority = FULL  # the current run's workers' (serve/worker_nice.py)
+        self.retry: list[Job] = []  # the current run's jobs whose niced run timed out: queued again
         self.stop_lock = threading.Lock()  # orders a stop against the run's results being reported
         self.thread = threading.Thread(target=self.loop, name=f"mkb-serve-lane-{index}", daemon=True)
 
@@ -228,7 +233,7 @@ class _Lane:
     def loop(self) -> None:
         name_thread(f"mkb-lane-{self.index}")  # and the threads its runs start (scripts/serve_cpu.py)
         store = WriteOnlyStore(self.service.config.db)
-        store.muted = self.stopping
+        store.muted = self.mutes
         try:
             if not self.config.ray_address:  # its imports run while the lane waits for work
                 try:
@@ -257,11 +262,19 @@ class _Lane:
             return make_runner(config, store, on_result=self.on_result, progress=False)
         return _LaneRunner(config, store, self.on_result, self)
 
+    def mutes(self, result: EvalResult) -> bool:
+        """Whether ``result`` is not the candidate's answer: the run is being stopped, or it is a niced run's
+        timeout (the job runs again at full priority: serve/worker_nice.py)."""
+        return self.stopping() or self.priority.retries(result)
+
     def on_result(self, result: EvalResult, cand: Candidate) -> None:
         with self.stop_lock:
             if self.stopping():
                 return  # a stopped run's report (its workers were killed): the job runs again
             job = self.labels.pop(cand.label, None)
+            if job is not None and self.priority.retries(result):
+                self.retry.append(job)
+                return
         if job is not None:
             self.service.metrics.observe("build", result.compile_time_s)
             self.service.finish(self.index, job, result)
@@ -271,6 +284,7 @@ class _Lane:
         cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
                            meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in self.labels.items()]
         tasks = {j.task.id: j.task for j in jobs}
+        self.priority = self.service.run_priority(self.index, jobs)
         self.run_stop = RunStop()
         error = ""
         try:
@@ -280,8 +294,13 @@ class _Lane:
                 print(f"mkb serve: lane {self.index}: run failed: {exc!r}", file=sys.stderr)
             error = f"harness error: {type(exc).__name__}: {exc}"
         with self.stop_lock:
-            stop, stopped, left = self.run_stop, self.stopping(), list(self.labels.values())
-            self.run_stop, self.labels = None, {}
+            stop, stopped, left, retry = self.run_stop, self.stopping(), list(self.labels.values()), self.retry
+            self.run_stop, self.labels, self.retry, self.priority = None, {}, [], FULL
+        if retry:  # a niced run's timeout is no verdict: again, at the lane's priority
+            for job in retry:
+                job.full_priority = True
+            self.service.metrics.count("retries", 'kind="niced_timeout"', len(retry))
+            self.service.preemptor.returned(self.index, retry)
         if stopped:
             self.service.preemptor.returned(self.index, left, overran=stop is not None and stop.overran)
             return

@@ -105,6 +105,7 @@ class FairQueue(PendingCaps, UsageBook, Generic[T]):
         self.lane_mark: dict[int, float] = {}  # when a busy lane's elapsed time was last charged
         self.lane_start: dict[int, float] = {}  # when a busy lane took its first unfinished item
         self.lane_protected: dict[int, bool] = {}  # every item on the lane was taken within its client's share
+        self.lane_sufferance: dict[int, bool] = {}  # every item on the lane was taken on sufferance (by FAIR_SLACK)
         self.overran: set[T] = set()  # queued items stopped once for outlasting preempt_after_s (on sufferance)
 
     # ---- queues -----------------------------------------------------------------------------------
@@ -163,22 +164,33 @@ class FairQueue(PendingCaps, UsageBook, Generic[T]):
             queue = self.queues[client]
             item, _ = queue.popleft()
             out.append(item)
-            protected = (item not in self.overran and not self.on_probation(client, now)
-                         and not self.over_share(client, now))
+            suffered = item in self.overran or self.on_probation(client, now)
+            protected = not suffered and not self.over_share(client, now)
+            low = suffered or self.over_share(client, now, FAIR_SLACK)  # see on_sufferance
             self.overran.discard(item)
             if lane not in self.lane_items:
                 self.lane_items[lane] = []
                 self.lane_mark[lane] = self.lane_start[lane] = now
                 self.lane_protected[lane] = protected
+                self.lane_sufferance[lane] = low
             else:
                 self._settle_lane(lane, now)  # the time so far was the items already there
                 self.lane_protected[lane] = self.lane_protected[lane] and protected
+                self.lane_sufferance[lane] = self.lane_sufferance[lane] and low
             self.lane_items[lane].append((client, item))
             self._tick += 1
             self.since[client] = self._tick
             if not queue:
                 del self.queues[client]
         return out
+
+    def on_sufferance(self, lane: int) -> bool:
+        """Whether every item on the busy ``lane`` was taken on sufferance: its client on probation, the item
+        stopped once for outlasting ``preempt_after_s``, or its client over its share by more than ``FAIR_SLACK``
+        (as for stopping a run: a newcomer floored level with the others is above them by their decay since, and
+        clients of near-equal usage are not told apart). Its run's workers may run at a lower CPU priority
+        (serve/worker_nice.py)."""
+        return self.lane_sufferance.get(lane, False)
 
     def _settle_lane(self, lane: int, now: float) -> None:
         items = self.lane_items[lane]
@@ -198,6 +210,7 @@ class FairQueue(PendingCaps, UsageBook, Generic[T]):
         self.lane_items[lane] = [(c, i) for c, i in items if i is not item]
         if not self.lane_items[lane]:
             del self.lane_items[lane], self.lane_mark[lane], self.lane_start[lane], self.lane_protected[lane]
+            del self.lane_sufferance[lane]
         for client in {c for c, i in items if i is item}:
             if not stopped and client not in self.queues and not self.lanes_of(client):
                 self.idle_at[client] = now  # engaged for idle_grace_s more, then judged on what it used
