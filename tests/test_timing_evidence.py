@@ -89,7 +89,7 @@ def _caught(name: str, r: EvalResult) -> None:
         # "clock audit" flag is then on the result: benchmarks/verdicts_under_load/README.md, Run 2).
         pytest.skip(f"host at the load cap ({r.host_load}): too busy to judge work hidden in the renewal")
     if r.status == Status.CORRECT and any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in r.flags):
-        assert r.speedup is None and r.host_load and r.host_load["timing"]["factor"] > 1.0, (r.speedup, r.host_load)
+        assert r.speedup is None and r.host_load and r.host_load["timing"]["oversubscribed"], (r.speedup, r.host_load)
         return
     assert r.status == Status.CHEAT_DETECTED, f"{r.status.value} at {r.speedup}x: {r.message}"
     assert _reason_in(name, r.message), r.message

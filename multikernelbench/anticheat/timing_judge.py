@@ -26,6 +26,7 @@ from multikernelbench.anticheat.clock_audit import audit
 from multikernelbench.anticheat.clock_records import Audit, AuditConfig, Finding, FindingKind
 from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.anticheat.timing_records import (
+    LOAD_PROOF_MARGIN,
     CleanTiming,
     ClockDecision,
     SpeedFigures,
@@ -88,11 +89,16 @@ def audit_clock(evidence: TimingEvidence) -> Audit:
 
 def decide_clock(found: Audit, evidence: TimingEvidence) -> ClockDecision:
     """What the clock's findings mean, from their kinds alone. A first timing whose only findings are
-    load-sensitive is timed again (``retry``); ``evidence.confirming``: this is the timing that confirms them.
-    On an oversubscribed host, findings that load can excuse convict only when their excess exceeds the quiet
-    bound by more than the load's factor (engine/host_load.py), else the result is flagged "inconclusive under
-    load" and not convicted. Beside other processes on the GPU (engine/gpu_neighbours.py) no load-sensitive
-    finding convicts: a time slice of theirs has no factor to scale by. Anything else the clock found convicts."""
+    load-sensitive is timed again (``retry``, after waiting for a quieter host: engine/host_load.py);
+    ``evidence.confirming``: this is the timing that confirms them. A confirming timing that ran on a host still
+    oversubscribed (runnable tasks per core, or CPU pressure: :attr:`~.timing_records.HostLoad.oversubscribed`)
+    does not confirm a finding that load can excuse: it convicts only by one whose excess over the quiet bound
+    passes both the load's factor and :data:`~.timing_records.LOAD_PROOF_MARGIN` (far beyond what load produced on
+    honest candidates; the factor alone was read low beside bursty load and an honest relu was convicted at ~1.2x),
+    else the result is flagged "inconclusive under load", with no speedup. CPU time and idle findings are not
+    excused (load does not produce them). Beside other processes on the GPU (engine/gpu_neighbours.py) no
+    load-sensitive finding convicts: a time slice of theirs has no factor to scale by. Anything else the clock found
+    convicts."""
     if not found.found:
         return ClockDecision()
     all_load = all(f.load_sensitive for f in found.found)
@@ -106,14 +112,17 @@ def decide_clock(found: Audit, evidence: TimingEvidence) -> ClockDecision:
             "(engine/gpu_neighbours.py), which time-slices their kernels with this timing's renewals, so no "
             "excess can be told from theirs; no speedup is reported"))
     if load is not None and load.oversubscribed and all_load:
-        beyond = [f for f in found.found if f.margin > load.factor or not f.excused_by_load]
+        limit = max(load.factor, LOAD_PROOF_MARGIN)
+        beyond = [f for f in found.found if f.margin > limit or not f.excused_by_load]
         if not beyond:
             return ClockDecision(inconclusive=(
-                f"{INCONCLUSIVE}: {'; '.join(texts)}; the host had {load.label()} (factor {load.factor:.2f}), "
-                f"which can stretch an honest difference that far (largest excess "
-                f"{max(found.margins, default=0.0):.2f}x the quiet bound); no speedup is reported"))
+                f"{INCONCLUSIVE}: {'; '.join(texts)}; the host had {load.label()} (factor {load.factor:.2f}) "
+                f"during the confirming timing, which can stretch an honest difference that far (largest excess "
+                f"{max(found.margins, default=0.0):.2f}x the quiet bound, limit {limit:.1f}x); no speedup is "
+                "reported"))
         texts = [f.text if not f.excused_by_load
-                 else f.text + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch)" for f in beyond]
+                 else f.text + f" (beyond what a host {load.factor:.2f}x oversubscribed can stretch: "
+                               f"{f.margin:.1f}x the quiet bound, limit {limit:.1f}x)" for f in beyond]
     message = "; ".join(texts)
     if evidence.confirming:
         message += " (confirmed: the second timing, in a fresh worker with the candidate loaded again, has it too)"

@@ -29,6 +29,22 @@ from multikernelbench.wire import REFERENCE, Series
 #: The load factor never exceeds this: a candidate that starts busy threads of its own raises the host's load,
 #: and with it the bound it is judged by; capped, that buys it at most this factor (the README's limits).
 MAX_FACTOR = 4.0
+#: CPU pressure (``/proc/pressure/cpu`` "some", share of the last 10 s in which a runnable task waited for a core)
+#: from which the host counts as oversubscribed whatever the runnable count said. The count is read twice, before
+#: and after a timing; load that comes in bursts between the readings (another evaluation's compiles and OpenMP
+#: timings, the other xdist worker) leaves it at 1-3 on 2 cores while the pressure over the same seconds is high:
+#: the honest relu of tests/test_prefetch.py was convicted so (benchmarks/test_suite_2core/cirun_004f783_loaded.log:
+#: ~3.66 ms per call, a margin over its quiet bound of about 1.2-1.5, confirmed by a timing whose factor was read
+#: lower still).
+PSI_BUSY = 25.0
+#: A confirming timing on an oversubscribed host convicts by a load-excusable finding only when its excess over the
+#: quiet bound passes this (and the factor): well beyond what load produced on honest candidates. Measured
+#: (scripts/honest_audit_under_load.py, 2026-12-05: the honest relus of tests/test_prefetch.py and the Python-allocating
+#: twin beside 0-8 pinned busy loops, a memory-bandwidth hog and another evaluation, factor 2.1-4.0, 35 timings): the
+#: round differences' margin over the quiet bound reached 2.62 (the candidate's renewal page-faulting a fresh 8 MB
+#: in 3 of its 4 rounds, the reference's in none, each fault burst stretched by the load); the CI conviction above
+#: ~1.2-1.5; issue #40's first one 1.05. 6 is 2.3x the largest.
+LOAD_PROOF_MARGIN = 6.0
 
 
 @dataclass(frozen=True)
@@ -60,11 +76,16 @@ class HostLoad:
         return min(MAX_FACTOR, max(1.0, self.runnable_others / max(1, self.cores)))
 
     @property
-    def oversubscribed(self) -> bool:
-        return self.factor > 1.0
+    def pressured(self) -> bool:
+        """Tasks waited for a core in at least :data:`PSI_BUSY` percent of the last 10 s (bursts the count missed)."""
+        return self.psi_some_avg10 is not None and self.psi_some_avg10 >= PSI_BUSY
 
-    def to_dict(self) -> dict[str, float | int | None]:
-        return {**asdict(self), "factor": round(self.factor, 3)}
+    @property
+    def oversubscribed(self) -> bool:
+        return self.factor > 1.0 or self.pressured
+
+    def to_dict(self) -> dict[str, float | int | bool | None]:
+        return {**asdict(self), "factor": round(self.factor, 3), "oversubscribed": self.oversubscribed}
 
     def label(self) -> str:
         psi = f", cpu pressure {self.psi_some_avg10:.0f} %" if self.psi_some_avg10 is not None else ""

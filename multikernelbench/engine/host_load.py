@@ -6,9 +6,11 @@ systematic difference of an honest worker (its renewal runs after another callab
 and a still-spinning thread pool) grows by up to that factor. An honest relu was convicted on the 2-core dev
 host at load ~5 by a finding 5 % above its bound, and confirmed by a second timing under the same load. So
 each timing records the load it ran under (stored on the result: ``host_load``), a finding is re-timed at a
-quieter moment (:func:`wait_quieter`), and a finding made under oversubscription convicts only when it exceeds
-the bound scaled by :attr:`HostLoad.factor` (see anticheat/timing_judge.py; the record is
-anticheat/timing_records.py's, this module reads it).
+quieter moment (:func:`wait_quieter`), and a confirming timing still made under oversubscription convicts by a
+finding load can excuse only when it exceeds the bound by more than the factor and than ``LOAD_PROOF_MARGIN`` (see
+anticheat/timing_judge.py; the record is anticheat/timing_records.py's, this module reads it). Oversubscribed also
+counts CPU pressure (``PSI_BUSY``): the runnable count is read before and after a timing, and bursty load (another
+evaluation, the other xdist worker) can leave both readings low while the timing itself was crowded.
 
 The readings: ``/proc/pressure/cpu`` (the share of the last 10 s in which some, or all, non-idle tasks waited
 for a core), ``procs_running`` of ``/proc/stat`` (runnable tasks now, the reader included) and the 1-minute
@@ -64,12 +66,13 @@ def worst(*loads: HostLoad | None) -> HostLoad | None:
 
 def wait_quieter(max_wait_s: float, target: float = 1.0, *, read: Callable[[], HostLoad] = sample,
                  sleep: Callable[[float], None] = time.sleep, first_s: float = 0.5) -> HostLoad:
-    """Wait, doubling the pause from ``first_s``, until the host's factor is at most ``target`` and no other
-    process is on the GPU, or ``max_wait_s`` is spent; the last reading. Bounded: a host that never quietens
-    costs ``max_wait_s`` once."""
+    """Wait, doubling the pause from ``first_s``, until the host's factor is at most ``target``, its CPU pressure
+    under :data:`~multikernelbench.anticheat.timing_records.PSI_BUSY` and no other process is on the GPU, or
+    ``max_wait_s`` is spent; the last reading. Bounded: a host that never quietens costs ``max_wait_s`` once (its
+    confirming timing then confirms no finding that load can excuse: anticheat/timing_judge.py)."""
     load = read()
     waited, pause = 0.0, first_s
-    while (load.factor > target or load.gpu_shared) and waited + pause <= max_wait_s:
+    while (load.factor > target or load.pressured or load.gpu_shared) and waited + pause <= max_wait_s:
         sleep(pause)
         waited += pause
         pause *= 2
