@@ -240,8 +240,9 @@ class Finding:
     kind: FindingKind
     text: str
     #: Load-sensitive kinds: the excess over the bound the finding would have had on a quiet host (no noise
-    #: term). A host ``f`` times oversubscribed can stretch an honest systematic difference about ``f`` times,
-    #: so under load only a finding with a margin above ``f`` convicts (anticheat/timing_judge.py).
+    #: term). A host ``f`` times oversubscribed can stretch an honest systematic difference about ``f`` times, and
+    #: load in bursts further than the readings show, so a confirming timing on an oversubscribed host convicts only
+    #: by a finding with a margin above ``max(f, LOAD_PROOF_MARGIN)`` (anticheat/timing_judge.py, timing_records.py).
     margin: float = 0.0
 
     @property
