@@ -287,3 +287,29 @@ def test_a_newcomers_share_is_judged_from_the_level_it_started_at():
     q.done(1, "b0", 1.0)  # a and b between jobs (engaged for idle_grace_s)
     assert q.usage("z", 2.5) < q.usage("a", 2.5)  # on what it used (2.5 s) it is the lightest
     assert q.over_share("z", 2.5)  # from the level it started at it is the heaviest
+
+
+def test_a_run_is_niced_only_when_its_client_is_clearly_over_its_share():
+    """``on_sufferance`` (the runs serve/worker_nice.py nices) uses ``FAIR_SLACK``: a newcomer floored level with a
+    client that then decays is above it by a hair and its run is not protected, but it is no flooder; a client
+    of weight 0.25 that used as much as the other is."""
+    q: FairQueue[str] = FairQueue(Caps(), Share(lanes=2, idle_grace_s=300.0),
+                                  weight=lambda c: 0.25 if c == "low" else 1.0)
+    q.push("a", "a0", 1.0, 0.0)
+    assert q.take(0, 1, now=0.0) == ["a0"]
+    q.done(0, "a0", 10.0)
+    q.release("a", 1.0)
+    q.push("b", "b0", 1.0, 10.0)  # floored at a's level as of t=10; a decays until b is taken at t=11
+    assert q.take(0, 1, now=11.0) == ["b0"]
+    assert not q.lane_protected[0] and not q.on_sufferance(0)
+    q.done(0, "b0", 12.0)
+    q.release("b", 1.0)
+    q.push("low", "l0", 1.0, 12.0)
+    assert q.take(0, 1, now=12.0) == ["l0"]
+    q.done(0, "l0", 22.0)  # 10 lane seconds at weight 0.25: 40 against a's and b's ~10
+    q.release("low", 1.0)
+    q.push("low", "l1", 1.0, 22.0)
+    assert q.take(1, 1, now=22.0) == ["l1"]
+    assert q.on_sufferance(1)
+    q.done(1, "l1", 23.0)
+    assert 1 not in q.lane_sufferance
