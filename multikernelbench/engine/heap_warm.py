@@ -11,8 +11,9 @@ comes first in each round, so it meets the new high-water marks). With 4-5 round
 on them: margins up to 2.62x the quiet bound beside load, and on a quieter host one such burst per round is about
 the whole bound (25 % of the reference's ~12 ms renewal); an honest relu was convicted so in CI at 3.66 ms per call.
 In one process replaying the same loop (engine/fresh.py's FreshInputs, the timing loop, the host clock), growing the
-heap by 16 blocks of the largest input tensor beforehand left no renewal faulting (12 blocks left one burst, 8
-three, none nine).
+heap beforehand by 16 times one input set, in blocks of its largest tensor, left no renewal faulting: the relu (one
+8 MB input) with 16 blocks (12 left one burst, 8 three, none nine), the SGD-momentum exemplar (three 8 MB inputs)
+with 32 or 48 blocks (16 and 24 left bursts, and moved some into the candidate's rounds).
 
 Both kinds of worker do it before every Time request (the clean worker's calibration is then made on a warm heap as
 well), and it is the harness's own allocation, before the clock: a candidate that fragments its worker's heap on
@@ -24,23 +25,27 @@ from __future__ import annotations
 import mmap
 from typing import Any
 
-#: Blocks of the largest input tensor touched at once (the measurement above: 16 left no renewal faulting).
-BLOCKS = 16
-#: At most this many bytes in all: a task with large inputs warms fewer blocks.
-BUDGET_BYTES = 256 << 20
+#: Input sets' worth of heap touched at once (the measurements above: 16 left no renewal faulting).
+SETS = 16
+#: At most this many bytes in all: a task with large inputs warms less (and may still see a growth burst).
+BUDGET_BYTES = 512 << 20
 #: Tensors this large are mapped (and unmapped) on their own by glibc (util/worker_env.py, MALLOC_MMAP_THRESHOLD_):
 #: every renewal faults them alike, and warming the heap does nothing for them.
 MMAP_THRESHOLD_BYTES = 32 << 20
 
 
-def largest_tensor_bytes(values: list[Any]) -> int:
-    """The largest tensor among one call's inputs (0 when there is none)."""
+def warm_for(values: list[Any]) -> int:
+    """:func:`warm` sized by one call's inputs: :data:`SETS` times their bytes, in blocks of the largest tensor under
+    the mmap threshold (the ones that grow the heap); the bytes touched."""
     import torch
 
-    return max((v.nbytes for v in values if isinstance(v, torch.Tensor)), default=0)
+    sizes = [v.nbytes for v in values if isinstance(v, torch.Tensor) and v.nbytes < MMAP_THRESHOLD_BYTES]
+    if not sizes:
+        return 0
+    return warm(max(sizes), -(-SETS * sum(sizes) // max(sizes)))
 
 
-def warm(block_bytes: int, blocks: int = BLOCKS, budget: int = BUDGET_BYTES) -> int:
+def warm(block_bytes: int, blocks: int, budget: int = BUDGET_BYTES) -> int:
     """Touch up to ``blocks`` heap blocks of ``block_bytes`` held at once, then free them (they stay in the heap:
     the trim threshold keeps them); the bytes touched. Nothing for blocks that glibc maps on their own."""
     import torch

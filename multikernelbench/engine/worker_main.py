@@ -266,8 +266,7 @@ class WorkerState:
             compiled = self.compiled
             fns[Series.COMPILED] = lambda j: compiled(*fresh.inputs(Series.COMPILED, j))
         if self.backend.device_type == "cpu":  # no renewal pays first-touch faults (engine/heap_warm.py)
-            heap_warm.warm(heap_warm.largest_tensor_bytes(make_inputs(self.task_mod, msg.shape, 0, self.task.dtype,
-                                                                      dev)))
+            heap_warm.warm_for(make_inputs(self.task_mod, msg.shape, 0, self.task.dtype, dev))
         timer = self.backend.make_timer(cfg)
         # The harness objects a candidate could reach from its forward's caller frames, as they are now.
         instances = runtime.InstanceSnapshot({"FreshInputs": fresh, "Timer": timer, "Sampler": timer.sampler,

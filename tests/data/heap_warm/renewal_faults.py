@@ -1,6 +1,6 @@
 """The timing loop of a CPU worker replayed in one process (engine/fresh.py's FreshInputs, the timing loop, the host
 clock; the parent's answers made here): prints, as JSON, the minor page faults of every sample's renewal (its request
-to its start mark), per callable, with or without engine/heap_warm.py's warm-up first (argv[1]: "warm" or "cold").
+to its start mark), per callable, with or without engine/heap_warm.py's warm-up first (argv[1]: "warm" or "cold"; argv[2]: a task id or "optimizer").
 Run with the workers' allocator settings (util/worker_env.py, MALLOC_DEFAULTS) in the environment."""
 
 import json
@@ -13,6 +13,7 @@ import torch
 from multikernelbench.engine import heap_warm
 from multikernelbench.engine.fresh import FreshInputs
 from multikernelbench.engine.messages import FreshGrant
+from multikernelbench.prompts.exemplars import all_exemplars
 from multikernelbench.tasks import load_suite
 from multikernelbench.tasks.module import make_inputs, make_model, materialize
 from multikernelbench.timing.config import TimingConfig
@@ -25,7 +26,10 @@ def faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-task = {t.id: t for t in load_suite()}["activation.relu"]
+if sys.argv[2] == "optimizer":  # the SGD-momentum exemplar's task: three 8 MB inputs
+    task = next(e for e in all_exemplars("cpu") if e.category == "optimizer").task()
+else:
+    task = {t.id: t for t in load_suite()}[sys.argv[2]]
 mod = materialize(task)
 shape = task.shape_for_timing(True)
 rng = random.Random(1)
@@ -48,10 +52,10 @@ def make(seed: int) -> list:
 
 fresh = FreshInputs(ask, make, 4096, 1024, pin=lambda: [], marks=True)
 ref = make_model(mod.Model, mod, shape, 1, task.dtype)
-fns = {Series.CANDIDATE: lambda j: torch.clamp_min(*fresh.inputs(Series.CANDIDATE, j), 0.0),
+fns = {Series.CANDIDATE: lambda j: ref(*fresh.inputs(Series.CANDIDATE, j)),  # the reference twice: renewals alike
        Series.EAGER: lambda j: ref(*fresh.inputs(Series.EAGER, j))}
 if sys.argv[1] == "warm":
-    heap_warm.warm(heap_warm.largest_tensor_bytes(make(0)))
+    heap_warm.warm_for(make(0))
 with torch.no_grad():
     Timer(TimingConfig(min_runs=10, max_runs=10, budget_s=30.0, warmup=1), HostClockSampler()).measure(fns, fresh)
 out: dict[str, list[int]] = {}
