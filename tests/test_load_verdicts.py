@@ -3,8 +3,10 @@ and no conviction that host load alone could produce.
 
 The request sequences are the ones the attacks and an honest worker on a busy host produce (as in
 tests/test_clock_audit.py); the verdicts go through the real judge (anticheat/timing_judge.py) and the device stage's
-enforcement of its clock decision (engine/timing_verdict.py). The engine-level
-versions (real workers, real C++ extensions) are in tests/test_timing_evidence.py.
+enforcement of its clock decision (engine/timing_verdict.py). Here: synthetic sequences, the load decisions (the
+factor, CPU pressure, the quiet wait, a confirming timing on a host still oversubscribed) and an honest timing
+recorded beside load; attack runs recorded beside load are replayed in tests/test_load_verdicts_recorded.py. The
+engine-level versions (real workers, real C++ extensions) are in tests/test_timing_evidence.py.
 """
 
 from __future__ import annotations
