@@ -13,8 +13,10 @@ REPO = Path(__file__).resolve().parents[1]
 #: session's temporary folders outside ``/tmp/pytest-of-root``, whose mode every new pytest session resets
 #: (tests/_private_temp.py: what made builds fail with EACCES under ``drop_root``). The ``executor`` fixture: one
 #: test on both executors, the local threads and Ray (tests/_executors.py). ``--suite-profile PATH``: each test's
-#: start, wall and CPU, for finding a full run's idle time (tests/_suite_profile.py).
-pytest_plugins = ("tests._fast_tier", "tests._private_temp", "tests._executors", "tests._suite_profile")
+#: start, wall and CPU, for finding a full run's idle time (tests/_suite_profile.py). The in-process engine runs
+#: share one zygote per test process; ``own_zygotes`` opts a test out (tests/_kept_zygotes.py).
+pytest_plugins = ("tests._fast_tier", "tests._private_temp", "tests._executors", "tests._suite_profile",
+                  "tests._kept_zygotes")
 
 
 def _xdist_worker() -> bool:

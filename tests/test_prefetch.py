@@ -195,9 +195,10 @@ def test_no_clock_starts_before_the_lane_is_quiet(suite, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path):
+def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path, own_zygotes):
     """``mkb eval`` starts the zygote before it reads the suite and the candidates (Runner.prestart); the run
-    then waits for that one instead of starting its own, and its workers come from it."""
+    then waits for that one instead of starting its own, and its workers come from it (``own_zygotes``: as
+    ``mkb eval`` does, without the suite's kept zygotes)."""
     cfg = config(tmp_path)
     runner = Runner(cfg, progress=False)
     runner.prestart()
@@ -212,7 +213,7 @@ def test_a_zygote_started_early_is_the_one_the_run_uses(suite, tmp_path):
     assert runner._early_zygote is None and not early.alive()  # adopted, then closed with the run
 
 
-def test_a_zygote_started_early_and_not_used_is_ended_at_once(tmp_path):
+def test_a_zygote_started_early_and_not_used_is_ended_at_once(tmp_path, own_zygotes):
     """A run that ends before evaluating (no candidates, a usage error) ends the zygote it started, without
     waiting for its imports (torch alone takes seconds)."""
 

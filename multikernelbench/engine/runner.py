@@ -216,10 +216,13 @@ class Runner:
     def _start_zygote(self, wait: bool = True):
         """A pre-imported process to fork workers from (saves ~4 s of CPU per worker); None to use fresh
         interpreters, which is also the fallback when the zygote cannot start. ``wait=False``: started, not yet
-        ready (see :meth:`prestart`); with ``wait``, the one :meth:`prestart` started if there is one."""
+        ready (see :meth:`prestart`); with ``wait``, the one :meth:`prestart` started if there is one. Where the
+        process installed a pool (engine/zygote_pool.py), a lease on its kept zygote: the run's ``close`` ends
+        the lease, not the zygote."""
         if not (self.config.zygote and self.backend.zygote_ok):
             return None
         from multikernelbench.engine.zygote import Zygote, ZygoteError
+        from multikernelbench.engine.zygote_pool import ZygotePool
 
         early, self._early_zygote = self._early_zygote, None
         try:
@@ -230,7 +233,10 @@ class Runner:
 
             env = base_env()  # the zygote's own environment is what its forked workers' /proc/self/environ shows
             env.update(self.backend.worker_env(Path(self.config.build_root)))
-            return Zygote(env, tuple(self.backend.zygote_preload), wait=wait)
+            preload = tuple(self.backend.zygote_preload)
+            pool = ZygotePool.current  # None unless the process installed one (the test suite does)
+            kept = pool.lease(env, preload, wait) if pool is not None else None
+            return kept if kept is not None else Zygote(env, preload, wait=wait)
         except ZygoteError as exc:
             print(f"warning: {exc}; starting workers as fresh interpreters", file=sys.stderr)
             return None
