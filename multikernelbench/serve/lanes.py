@@ -284,7 +284,9 @@ class _Lane:
         cands = [Candidate(task_id=j.task.id, source=j.source or "", label=label, code_hash=j.code_hash,
                            meta=Label(model=f"serve:{j.client}", strategy="serve")) for label, j in self.labels.items()]
         tasks = {j.task.id: j.task for j in jobs}
-        self.priority = self.service.run_priority(self.index, jobs)
+        # niced only where this lane's zygote forks the workers (not Ray, not fresh interpreters): a timeout
+        # is retried only for a run whose workers were niced
+        self.priority = self.service.run_priority(self.index, jobs) if self.can_stop() else FULL
         self.run_stop = RunStop()
         error = ""
         try:

@@ -66,7 +66,9 @@ arrives after it. So:
   rule, benchmarks/serve/README.md). A run taken
   while its client was within its share and not on probation is *protected*: only the rule above stops it,
   so an honest job shorter than ``preempt_after_s`` is not restarted for ever by others' arrivals (its client
-  falls within its share while it waits, and its next run is protected).
+  falls within its share while it waits, and its next run is protected). Until it is stopped, a run taken on
+  sufferance by more than ``FAIR_SLACK`` evaluates at a lower CPU priority (:meth:`FairQueue.on_sufferance`,
+  serve/worker_nice.py): a lane nobody cheaper wanted does not buy the core from the front or protected runs.
 
 Caps are checked before anything is queued: a client's pending jobs, a client's pending compute (the sum of
 its jobs' timing budgets plus a fixed cost per job: what it asks the device for), and the service's pending

@@ -28,8 +28,9 @@ What the nice would do to a verdict, and what is done about it:
   candidate that really times out runs twice when it was taken on sufferance, both charged to its client.
 * **Fixed for the run.** The nice is set when a worker forks and is not raised or lowered as the run goes: a
   run taken on sufferance stays niced if its client falls within its share meanwhile (it then only waits for
-  the core longer), and a protected run is never niced. A worker started from a fresh interpreter (no live
-  zygote: the zygote's fallback, Ray) keeps the lane's priority.
+  the core longer), and a protected run is never niced. A lane without a live zygote when its run starts (Ray,
+  ``zygote=False``) runs at full priority, timeouts reported as they come; a worker the zygote failed to fork
+  and a fresh interpreter started instead keeps the lane's priority (its run's timeout is still retried once).
 """
 
 from __future__ import annotations
