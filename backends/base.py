@@ -55,6 +55,11 @@ class Backend(abc.ABC):
     overlap_compile_with_timing: bool = False
     #: Whether the timer gives trustworthy numbers here (False e.g. for an interpreter mode).
     timing_available: bool = True
+    #: Large GPU outputs reach the parent by CUDA IPC handle (engine/cuda_ipc.py); memory the driver cannot
+    #: export (JAX's allocator) is first copied into an exportable buffer, ~2.5 ms for a 4 GiB output on an H100.
+    #: A backend whose candidates' outputs may live there copies *every* large output, the reference's and the
+    #: clean worker's too, so no renewal pays a copy the other side of a comparison does not.
+    stages_outputs: bool = False
     #: Workers may be forked from a zygote that imported torch (see engine/zygote_main.py); a backend whose
     #: toolchain must be imported fresh in each worker sets this False.
     zygote_ok: bool = True

@@ -59,19 +59,20 @@ g = torch.Generator(device="cuda").manual_seed(11)
 t = torch.randn(2048, 1000, device="cuda", generator=g).t()  # strided, 8 MB
 torch.cuda.synchronize()
 keep = []
-print(json.dumps(cuda_ipc.export(t, 0, keep)), flush=True)
+print(json.dumps(cuda_ipc.export(t, 0, keep, stage=sys.argv[1] == "stage")), flush=True)
 sys.stdin.readline()  # alive until the parent has read it
 """
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("alloc", ["", "expandable_segments:True"])
-def test_the_parent_reads_another_process_output_at_its_positions(alloc):
+@pytest.mark.parametrize(("alloc", "stage"), [("", ""), ("expandable_segments:True", ""), ("", "stage")])
+def test_the_parent_reads_another_process_output_at_its_positions(alloc, stage):
     """``expandable_segments``: torch's allocator maps virtual memory the driver cannot export (as JAX's is on the
-    H100): the worker copies it into memory of its own first, and the parent reads the same values."""
+    H100): the worker copies it into memory of its own first, and the parent reads the same values. ``stage``:
+    exportable memory copied all the same (Backend.stages_outputs) reads the same."""
     env = {**os.environ, "PYTORCH_CUDA_ALLOC_CONF": alloc} if alloc else None
-    child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, stage], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, env=env)
     try:
         rec = json.loads(child.stdout.readline())
@@ -98,3 +99,25 @@ def test_exporting_runs_no_aten_op():
         rec = cuda_ipc.export(t, 0, [])
     assert [e.name for e in prof.events() if e.name.startswith("aten::")] == []
     assert rec["extent"] == t.numel() * 4 and len(bytes.fromhex(rec["ipc"])) == 64
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_staging_copies_exportable_memory_too():
+    """Every large output of a staging backend pays the copy, so the reference's renewals cost what the
+    candidate's do (the honest Pallas upsample convicted on an H100 when only its own outputs were copied)."""
+    t = torch.randn(3000, 700, device="cuda")
+    torch.cuda.synchronize()
+    plain, staged = [], []
+    cuda_ipc.export(t, 0, plain)
+    cuda_ipc.export(t, 0, staged, stage=True)
+    assert [type(k) for k in plain] == [torch.Tensor]
+    assert [type(k) for k in staged] == [cuda_ipc.Staging, torch.Tensor]
+
+
+def test_only_a_gpu_pallas_backend_stages_its_outputs():
+    from multikernelbench.backends.base import Backend
+    from multikernelbench.backends.pallas import PallasBackend
+
+    assert Backend.stages_outputs is False and PallasBackend.stages_outputs is True
+    assert PallasBackend(interpret=True).stages_outputs is False  # interpret mode: CPU tensors, nothing exported

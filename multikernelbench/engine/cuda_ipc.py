@@ -117,11 +117,12 @@ class Staging:
         _cudart().cudaFree(ctypes.c_void_p(self.ptr))
 
 
-def export(t: Any, index: int, keep: list[Any]) -> dict[str, Any]:
+def export(t: Any, index: int, keep: list[Any], stage: bool = False) -> dict[str, Any]:
     """Worker: an IPC record of a synchronised CUDA output (its allocation's handle and where it lies in it);
     what must stay alive until the parent has read it goes into ``keep``. Memory the driver cannot export is
-    copied device to device into a :class:`Staging` first (about one pass over the output; still no aten op).
-    OddOutput when the tensor cannot be handed over this way."""
+    copied device to device into a :class:`Staging` first (about one pass over the output; still no aten op);
+    ``stage``: every output is, so that all callables of a backend whose outputs may need it pay the same
+    (Backend.stages_outputs). OddOutput when the tensor cannot be handed over this way."""
     if type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cuda":  # noqa: E721
         raise OddOutput(f"output {index} is not a dense CUDA tensor")
     if t.is_conj() or t.is_neg():
@@ -137,7 +138,7 @@ def export(t: Any, index: int, keep: list[Any]) -> dict[str, Any]:
     base, size = _range(ptr)
     if ptr + extent > base + size:
         raise OddOutput(f"output {index} reaches outside its allocation")
-    handle = _handle_of(base)
+    handle = None if stage else _handle_of(base)
     if handle is None:
         staged = Staging(extent)
         rt = _cudart()

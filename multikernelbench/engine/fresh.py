@@ -44,7 +44,7 @@ from multikernelbench.engine.raw_outputs import (
     values_at,
 )
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.timing.loop import Fresh, Phase
+from multikernelbench.timing.loop import Fresh, Phase, tensor_bytes
 from multikernelbench.wire import Series
 
 
@@ -68,8 +68,12 @@ class FreshInputs(Fresh):
     """Input slots per timed callable, renewed from parent-granted seeds before every sample."""
 
     def __init__(self, ask: Callable[..., FreshGrant], make: Callable[[int], list[Any]],
-                 positions: int, edge: int, pin: Callable[[], list[str]] | None = None, marks: bool = False) -> None:
+                 positions: int, edge: int, pin: Callable[[], list[str]] | None = None, marks: bool = False,
+                 stage: bool = False) -> None:
         self._ask = ask
+        #: Every large CUDA output copied before its handle is sent (Backend.stages_outputs): renewals that cost
+        #: the same whichever allocator made the output.
+        self._stage = stage
         #: Whether each timed call's start is marked to the parent (CPU backends: anticheat/call_marks.py).
         self._marks = marks
         self._make = make
@@ -128,6 +132,10 @@ class FreshInputs(Fresh):
     def observe(self, name: str, outputs: list[Any]) -> None:
         self._held[name] = outputs
 
+    def slot_bytes(self, name: str) -> int:
+        slots = self.slots.get(name)
+        return tensor_bytes(slots[0]) if slots else 0
+
     def finish(self) -> None:
         for name in list(self._held):
             self._sample_held(name, self._ask(FreshAsk(fn=name, calls=0, phase=Phase.FINAL.value),
@@ -172,7 +180,7 @@ class FreshInputs(Fresh):
         """A large CUDA output's IPC record, its tensor (and any staging copy) kept alive; its whole bytes by
         ``cudaMemcpy`` to the host where even that fails (slow, still no tensor op)."""
         try:
-            return cuda_ipc.export(t, index, self._keep)
+            return cuda_ipc.export(t, index, self._keep, stage=self._stage)
         except OddOutput:
             return read_raw(t, index)
 

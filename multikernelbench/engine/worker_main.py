@@ -250,7 +250,8 @@ class WorkerState:
         fresh = FreshInputs(self.channel.ask,
                             lambda seed: make_inputs(self.task_mod, msg.shape, seed, self.task.dtype, dev),
                             msg.positions, msg.edge, pin=pinned.restore,
-                            marks=self.backend.device_type == "cpu")  # the parent reads CPU time: call_marks.py
+                            marks=self.backend.device_type == "cpu",  # the parent reads CPU time: call_marks.py
+                            stage=self.backend.stages_outputs)  # engine/cuda_ipc.py: the same cost on every side
         ref = self.model_for("reference", msg.shape, msg.weight_seed)
         fns: dict[str, Callable[[int], Any]] = {}  # keyed by Series (a str on the wire)
         if not msg.reference_only:

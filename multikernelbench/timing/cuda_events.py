@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.timing.loop import Fn, Fresh, Plan, Sampler, Timer
+from multikernelbench.timing.loop import Fn, Fresh, Plan, Sampler, Timer, tensor_bytes
 
 _CUDART_NAMES = ("libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so")
 
@@ -78,12 +78,14 @@ class CudaEventSampler(Sampler):
     method = _Mode.SINGLE
 
     def __init__(self, *, short_ms: float = 0.1, batch_target_ms: float = 1.0, max_batch: int = 256,
-                 flush_factor: float = 4.0, spin_cycles: int = 40_000, allow_graphs: bool = True) -> None:
+                 flush_factor: float = 4.0, spin_cycles: int = 40_000, allow_graphs: bool = True,
+                 memory_share: float = 0.2) -> None:
         if not torch.cuda.is_available():
             raise RuntimeError("CudaEventSampler needs a CUDA device")
         self.short_ms = short_ms
         self.batch_target_ms = batch_target_ms
         self.max_batch = max_batch
+        self.memory_share = memory_share
         self.spin_cycles = spin_cycles
         self.allow_graphs = allow_graphs
         self.l2 = l2_bytes()
@@ -171,7 +173,10 @@ class CudaEventSampler(Sampler):
         t = statistics.median(probes)
         if t >= self.short_ms:
             return Plan(1, lambda: [fn(0)], _Mode.SINGLE)
-        k = int(min(self.max_batch, max(2, math.ceil(self.batch_target_ms / max(t, 1e-4)))))
+        k = min(int(min(self.max_batch, max(2, math.ceil(self.batch_target_ms / max(t, 1e-4))))),
+                self._room_for(type(fresh).slot_bytes(fresh, name), tensor_bytes(out)))
+        if k < 2:
+            return Plan(1, lambda: [fn(0)], _Mode.SINGLE)
         if self.allow_graphs:
             renew(fresh, name, k)
             captured = self._try_capture(fn, k)
@@ -185,6 +190,19 @@ class CudaEventSampler(Sampler):
 
                 return Plan(k, replay, f"{_Mode.GRAPH}x{k}", [graph])
         return Plan(k, lambda: [fn(j) for j in range(k)], f"{_Mode.BATCH}x{k}")
+
+    def _room_for(self, slot_bytes: int, out_bytes: int) -> int:
+        """How many calls one sample may make in the device memory left: each needs its own input slot, and a
+        captured graph holds each call's output (twice while it is captured). A fast call on large inputs (an
+        index into a 2 GiB tensor; a kernel that skips its work) asked for ``max_batch`` slots of 2 GiB and ran
+        the worker out of memory on an 80 GB H100 before any check (2026-12-05). Bounded to ``memory_share`` of
+        the memory free on the device and in torch's cache, so the other callables' slots still fit."""
+        per_call = slot_bytes + 2 * out_bytes
+        if per_call <= 0:
+            return self.max_batch
+        free, _ = torch.cuda.mem_get_info()
+        room = free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+        return max(1, int(self.memory_share * room // per_call))
 
     def _try_capture(self, fn: Fn, k: int) -> tuple[Any, list[Any]] | None:
         torch.cuda.synchronize()

@@ -55,6 +55,17 @@ class Phase(str, enum.Enum):
     START = "start"
 
 
+def tensor_bytes(obj: Any) -> int:
+    """Bytes of the tensors in a call's inputs or outputs (nested lists, tuples and dicts; anything else: 0)."""
+    if callable(getattr(obj, "element_size", None)) and callable(getattr(obj, "numel", None)):  # a tensor
+        return int(obj.numel()) * int(obj.element_size())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(o) for o in obj)
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(o) for o in obj.values())
+    return 0
+
+
 class Fresh:
     """Hooks around each sample, outside the clock. The default does nothing (inputs stay as they are)."""
 
@@ -68,6 +79,11 @@ class Fresh:
 
     def observe(self, name: str, outputs: list[Any]) -> None:
         """After that sample: ``outputs[j]`` is what the call on slot ``j`` returned."""
+
+    def slot_bytes(self, name: str) -> int:
+        """Bytes of one input slot of ``name`` (0: unknown). A sampler that makes K calls per sample needs K
+        slots: it bounds K by the device memory they would take."""
+        return 0
 
     def finish(self) -> None:
         """Called by the owner of the hook (not by the loop) once it has made its last call."""
