@@ -53,9 +53,9 @@ def add_parser(sub) -> None:
     p.add_argument("--rate-burst", type=float, default=5.0, metavar="S",
                    help="seconds of those rates a quiet client may send at once (the byte burst is at least one "
                         "largest body)")
-    p.add_argument("--http-nice", type=int, default=10, metavar="N",
+    p.add_argument("--http-nice", type=int, default=0, metavar="N",
                    help="nice of the HTTP front's thread (and the service's own session) above the evaluations, so "
-                        "they get a shared core first (default 10; 0: off)")
+                        "they get a shared core first (default 0: off; 10 on a host that runs nothing else)")
     p.add_argument("--sufferance-nice", type=int, default=19, metavar="N",
                    help="nice of the workers of a run taken while its client was over its fair share (a lane nobody "
                         "else wanted), below the front and other runs; only their builds when timing (default 19; "

@@ -128,8 +128,10 @@ class ServiceConfig:
     #: Keep finished jobs' build folders (a warm C++ build cache; size them with the engine's quota).
     keep_builds: bool = False
     #: Nice of the HTTP front (the event loop's thread, and the service's autogroup where it leads its own
-    #: session) above the lanes and workers, so evaluations get a shared core first (serve/priority.py); 0: off.
-    http_nice: int = 10
+    #: session) above the lanes and workers, so evaluations get a shared core first (serve/priority.py); 0: off,
+    #: the default: beside other work on the host a niced front starved (p99 3.9-6.7 s in the soak), and the
+    #: runs on sufferance are niced instead (benchmarks/serve/, 2026-12-05).
+    http_nice: int = 0
     #: Nice of the workers of a run taken on sufferance (every job of it taken while its client was over its
     #: share), below the front and the protected runs; only their compile workers where the service times
     #: (serve/worker_nice.py); 0: off.
