@@ -86,6 +86,9 @@ PROBE = textwrap.dedent("""
     ["demo", "--bogus"],
     ["report", "--db"],
     ["nosuchcommand"],
+    ["prompt", "--bogus"],
+    ["generate", "--bogus"],
+    ["backends", "--bogus"],
 ], ids=lambda a: " ".join(a))
 def test_usage_errors_come_before_torch_is_imported(tmp_path, argv):
     """Each is exit status 2 with torch never imported (torch's import was 1-3 s of every usage error)."""
@@ -95,6 +98,21 @@ def test_usage_errors_come_before_torch_is_imported(tmp_path, argv):
     res = json.loads(out.read_text())
     assert res["rc"] == 2 and not res["torch"], (res, proc.stderr)
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["prompt", "--help"], ["generate", "--help"]],
+                         ids=lambda a: " ".join(a))
+def test_version_and_help_import_no_torch(tmp_path, argv):
+    """They build every command's parser (or one command's, with its choices of backends and strategies): torch's
+    import was 1.5 of their 1.7 CPU-s (the backends' interface, the task records and the task loader imported
+    it with their modules)."""
+    out = tmp_path / "probe.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), *argv], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    res = json.loads(out.read_text())
+    assert res["rc"] == 0 and not res["torch"], (res, proc.stderr)
+    assert proc.stdout.strip(), proc.stderr
 
 
 def test_help_has_examples(capsys):

@@ -7,9 +7,6 @@ interpreters (correct or not, never timed); "yes" alone would promise GPU kernel
 
 from __future__ import annotations
 
-from rich.table import Table
-
-from multikernelbench.backends import backend_names, get_backend
 from multikernelbench.cli._common import console
 
 
@@ -20,6 +17,8 @@ def add_parser(sub) -> None:
 
 def describe(name: str) -> tuple[str, str]:
     """(how candidates run here, or "" when they cannot; why not) for one backend."""
+    from multikernelbench.backends import get_backend
+
     try:
         backend = get_backend(name)
         avail = backend.availability()
@@ -37,6 +36,12 @@ def describe(name: str) -> tuple[str, str]:
 
 
 def run(args) -> int:
+    # Imported here, not with the module: `mkb --help` and `mkb --version` build every command's parser, and
+    # the backends' interface imports torch (1.5-2 s of CPU).
+    from rich.table import Table
+
+    from multikernelbench.backends import backend_names
+
     table = Table(title="backends")
     for col in ("backend", "available", "runs as", "reason / what was found"):
         table.add_column(col)

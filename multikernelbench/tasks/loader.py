@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.tasks.module import REQUIRED, exec_source
 from multikernelbench.tasks.record import DTYPE_SUFFIX, DTYPE_TOLERANCE, Task, content_hash
 
 
@@ -70,6 +69,8 @@ def load_task_file(path: str | Path, category: str | None = None) -> list[Task]:
 def tasks_from_source(source: str, category: str, name: str, where: str | Path | None = None) -> list[Task]:
     """The tasks of one task file's text (``where`` names it in errors), as :func:`load_task_file` reads them;
     the held-out generator loads the files it writes this way before writing them."""
+    from multikernelbench.tasks.module import REQUIRED, exec_source  # torch: only when a task is read (cli/main.py)
+
     path = Path(where) if where is not None else Path(f"<{category}/{name}.py>")
     try:
         mod = exec_source(source, f"{category}.{name}")

@@ -11,11 +11,12 @@ import ast
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from multikernelbench.util import pyast
+
+if TYPE_CHECKING:
+    import torch
 
 # (atol, rtol) per dtype: |out - ref| <= atol + rtol * |ref| elementwise. bf16 carries 8 mantissa bits
 # (eps = 7.8e-3), so two correct bf16 kernels with different accumulation orders differ by ~1-2 ulp.
@@ -30,6 +31,8 @@ DTYPE_SUFFIX = {"float32": "", "bfloat16": ".bf16", "float16": ".fp16", "float64
 
 
 def torch_dtype(name: str) -> torch.dtype:
+    import torch  # here, not with the module: `mkb --help` and the CLI's parsers import the records (see cli/main.py)
+
     dt = getattr(torch, name, None)
     if not isinstance(dt, torch.dtype):
         raise ValueError(f"unknown dtype {name!r}")
