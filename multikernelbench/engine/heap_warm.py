@@ -15,6 +15,11 @@ heap beforehand by 16 times one input set, in blocks of its largest tensor, left
 8 MB input) with 16 blocks (12 left one burst, 8 three, none nine), the SGD-momentum exemplar (three 8 MB inputs)
 with 32 or 48 blocks (16 and 24 left bursts, and moved some into the candidate's rounds).
 
+In the engine, tests/test_malloc_state.py's eight honest SGD-momentum evaluations, warmed and unwarmed alternated on
+the dev host at load 1.6-8.9 (2026-12-05): all 56 of each ``correct``, the file's 5 ms bound on the round differences
+held in 2 of 7 runs warmed and 3 of 7 unwarmed (differences up to +-30 ms either way: load, which that bound does not
+allow for); no effect of the warming shows there, for or against.
+
 Both kinds of worker do it before every Time request (the clean worker's calibration is then made on a warm heap as
 well), and it is the harness's own allocation, before the clock: a candidate that fragments its worker's heap on
 purpose only makes its own renewals (or the reference's: "work in the reference's turn") longer.
