@@ -29,6 +29,7 @@ from multikernelbench.engine.device_baseline import BaselineSteps
 from multikernelbench.engine.device_clean import CleanSteps
 from multikernelbench.engine.device_trials import TrialSteps
 from multikernelbench.engine.fresh import FreshPlanner
+from multikernelbench.engine.gpu_neighbours import blame_for_oom
 from multikernelbench.engine.gpu_turns import GpuTurns, OneTurn, Turns, turns_for
 from multikernelbench.engine.messages import Done, Load, Prepare, Setup, Time, Timed
 from multikernelbench.engine.outcomes import DeviceOutcome, record
@@ -45,7 +46,7 @@ from multikernelbench.engine.timing_verdict import (
 from multikernelbench.engine.trace import Trace, trace_label
 from multikernelbench.engine.verify_ahead import VerifyAhead
 from multikernelbench.flags import Flag, FlagKind
-from multikernelbench.records import EvalResult, Status, TimingStats
+from multikernelbench.records import EvalResult, FailureKind, Status, TimingStats
 from multikernelbench.tasks.record import Task
 from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
 from multikernelbench.util.procs import Limits, cpu_seconds, usable_cores
@@ -176,6 +177,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
             out.status, out.message = Status.CORRECT, ""
         except Verdict as v:
             out.status, out.message, out.failure = v.status, v.message, v.failure
+            self._blame_neighbours(out)
             if v.status == Status.TIMEOUT and self.sessions and self.sessions[-1].budget_cut \
                     and "budget" not in v.message:
                 out.message = (f"{v.message} (the request's timeout was cut to what was left of the "
@@ -192,6 +194,17 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
                 disk_quota.remove(self.build_dir)
                 out.status, out.message, out.failure = Status.RUNTIME_ERROR, over, None
         return out
+
+    def _blame_neighbours(self, out: DeviceOutcome) -> None:
+        """A device out-of-memory met beside processes outside this run becomes a harness error
+        (engine/gpu_neighbours.py: ``blame_for_oom``), counted right after the failure."""
+        neighbours = self.refs.neighbours
+        if out.failure is not FailureKind.RESOURCE_LIMIT or neighbours is None or "out of memory" not in out.message:
+            return
+        blamed = blame_for_oom(out.message, neighbours.count())
+        if blamed is not None:
+            out.message, out.failure = blamed, FailureKind.HARNESS_ERROR
+            self.trace(self.who, "out of memory beside other processes on the GPU: a harness error")
 
     def _end(self) -> None:
         """Ends the workers in a shared turn: a worker's exit tears down its CUDA context and frees its device

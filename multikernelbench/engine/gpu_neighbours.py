@@ -132,3 +132,21 @@ class GpuNeighbours:
         except Exception as exc:  # noqa: BLE001 - a failed reading is an unknown count
             self.error = f"NVML reading failed: {exc!r}"[:200]
             return None
+
+
+def blame_for_oom(message: str, others: int | None) -> str | None:
+    """The harness's message for a device out-of-memory met while ``others`` processes outside this run held
+    contexts on the GPU, or None when the candidate answers for it (no neighbour, or their count unknown).
+
+    Why: seen on an H100 on 2026-12-05 (`benchmarks/shipped_sets_h200/2026-12-05f_h100/`), the honest CUDA
+    ``rms_norm`` ran out of memory while the Triton and Pallas sets' processes held ~60 GiB of the card; scored
+    ``runtime_error`` it counted against the model. Memory the run does not own is the harness's problem: the
+    result is a harness error, which ``mkb eval`` evaluates again on its next run and ``mkb report`` lists
+    apart. Nothing to gain for a cheat: a candidate that detaches a process of its own to hold GPU memory (the
+    count's blind spot, module docstring) turns its own out-of-memory into a harness error, which still counts
+    as a failure in every metric and is only evaluated again. An out-of-memory with no neighbour stays
+    ``runtime_error``."""
+    if not others:
+        return None
+    return (f"{message} (not the candidate's failure: {others} other process(es) outside this run held a context "
+            f"on the GPU at the time; evaluate it again on a GPU of its own)")
