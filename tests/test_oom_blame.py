@@ -87,6 +87,7 @@ def test_a_real_out_of_memory_beside_a_process_holding_the_gpu_is_a_harness_erro
     from multikernelbench.engine.device_stage import CandidateEvaluation
     from multikernelbench.engine.reference import ReferenceService, SeedSource
 
+    torch.zeros(1, device="cuda")  # the parent's own context, as the engine's reference side holds one
     ready = tmp_path / "hog.pid"
     code = ("import os, time\nif os.fork(): os._exit(0)\nos.setsid()\nimport torch\n"
             "free, _ = torch.cuda.mem_get_info()\nx = torch.empty(free - (2 << 30), dtype=torch.uint8, device='cuda')\n"
@@ -109,7 +110,7 @@ def test_a_real_out_of_memory_beside_a_process_holding_the_gpu_is_a_harness_erro
         refs = ReferenceService(backend.reference_device(None))
         out = CandidateEvaluation(suite[RELU], src, build, backend, cfg, SeedSource(5), refs).evaluate()
         if refs.neighbours is None or refs.neighbours.count() is None:
-            pytest.skip("NVML not readable here")
+            pytest.skip(f"NVML not readable here: {getattr(refs.neighbours, 'error', 'no reader')}")
         assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.HARNESS_ERROR, out.message
     finally:
         os.kill(hog, 9)

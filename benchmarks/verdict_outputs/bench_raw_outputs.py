@@ -1,11 +1,14 @@
-"""Cost of handing a verified output to the parent as raw bytes (issue #40) against sampling it in the worker.
+"""Cost of handing a verified output to the parent (issue #40) against sampling it in the worker.
 
 Per output size: the old path (the worker indexes the secret positions with tensor ops and sends ~6k values) and
-the new ones (the worker copies the raw bytes with ctypes, or reads the values at the positions with numpy; they
-cross a socketpair through the engine's own framing; the parent samples them), each timed end to end between two
-processes, a forked child standing for the worker. Prints a table;
-the per-candidate cost is this per-output figure times the verified outputs of a timing (2 per sample, the
-reference's as well as the candidate's: see engine/fresh.py).
+the new ones, each timed end to end between two processes (a spawned child stands for the worker; spawned, not
+forked, so that the parent's CUDA context never reaches a child). On the CPU: the raw bytes through the engine's
+own framing (``whole``), or the values at the positions read with numpy above ``raw_outputs.RAW_LIMIT``
+(``new``). On a GPU, what the engine does for an output over 1 MiB (engine/fresh.py ``_exported``): the worker
+exports its allocation's CUDA IPC handle and the parent maps it, gathers its own positions and unmaps
+(``ipc``); ``ipc_stage`` adds the device-to-device staging copy a Pallas output pays (Backend.stages_outputs).
+Prints a table; the per-candidate cost is the per-output figure times the verified outputs of a timing (2 per
+sample, the reference's as well as the candidate's: see engine/fresh.py).
 
     python benchmarks/verdict_outputs/bench_raw_outputs.py [--device cuda] [--repeat 20]
 """
@@ -13,15 +16,15 @@ reference's as well as the candidate's: see engine/fresh.py).
 from __future__ import annotations
 
 import argparse
-import os
-import socket
+import multiprocessing
 import statistics
 import time
 from multiprocessing.connection import Connection
+from typing import Any
 
 import torch
 
-from multikernelbench.engine import protocol
+from multikernelbench.engine import cuda_ipc, protocol
 from multikernelbench.engine.checking import sample_flat, sample_positions
 from multikernelbench.engine.raw_outputs import (gathered_record, gathered_values, needs_positions, read_raw, rebuild,
                                                  secret_positions, values_at)
@@ -41,13 +44,20 @@ def new_record(t: torch.Tensor, whole: bool) -> dict:
 
 
 def worker_loop(conn: Connection, numel: int, device: str, mode: str) -> None:
-    """The child ("worker"): on each request byte, read the output the way ``mode`` says and send it. The output
-    is made here (a forked child cannot use a CUDA context of its parent's)."""
+    """The child ("worker"): on each request, read the output the way ``mode`` says and send it; IPC modes keep
+    the exported memory alive until the parent's next request (its answer), as the worker does."""
     t = torch.randn(numel, device=device)
     if t.is_cuda:
         torch.cuda.synchronize()
+    keep: list[Any] = []
     while conn.recv_bytes(16):
-        payload = [old_path(t, 7)] if mode == "old" else [[new_record(t, mode == "whole")]]
+        keep.clear()
+        if mode == "old":
+            payload: Any = [old_path(t, 7)]
+        elif mode.startswith("ipc"):
+            payload = [[cuda_ipc.export(t, 0, keep, stage=mode == "ipc_stage")]]
+        else:
+            payload = [[new_record(t, mode == "whole")]]
         protocol.send(conn, {"op": "bench"}, payload)
 
 
@@ -59,26 +69,25 @@ def parent_round(conn: Connection, mode: str) -> float:
     if mode != "old":
         positions = secret_positions(7, POSITIONS, EDGE)
         rec = got[0][0]
-        if gathered_values(rec, 0, len(positions)) is None:
+        if "ipc" in rec:
+            with cuda_ipc.IpcReader() as ipc:  # mapped, gathered and unmapped before the worker goes on
+                ipc.values(rec, 0, positions, POSITIONS + 2 * EDGE)
+        elif gathered_values(rec, 0, len(positions)) is None:
             values_at(rebuild(rec, 0, copy=False), positions, POSITIONS + 2 * EDGE)
     return (time.perf_counter() - t0) * 1e3
 
 
 def timed(numel: int, device: str, mode: str, repeat: int) -> float:
-    """Median over ``repeat`` rounds with a forked child as the worker (two processes, as in the engine)."""
-    s1, s2 = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
-        s1.close()
-        try:
-            worker_loop(Connection(os.dup(s2.fileno())), numel, device, mode)
-        finally:
-            os._exit(0)
-    s2.close()
-    conn = Connection(os.dup(s1.fileno()))
+    """Median over ``repeat`` rounds (after one unmeasured round) with a spawned child as the worker."""
+    ctx = multiprocessing.get_context("spawn")
+    conn, child_end = ctx.Pipe()
+    child = ctx.Process(target=worker_loop, args=(child_end, numel, device, mode), daemon=True)
+    child.start()
+    child_end.close()
+    parent_round(conn, mode)  # the child's first request pays its CUDA context and first allocation
     times = [parent_round(conn, mode) for _ in range(repeat)]
     conn.send_bytes(b"")
-    os.waitpid(pid, 0)
+    child.join(30)
     return statistics.median(times)
 
 
@@ -87,18 +96,21 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeat", type=int, default=20)
     args = ap.parse_args()
-    print(f"device {args.device}; ms per verified output (median of {args.repeat}); old = sampled with tensor ops "
-          "in the worker; whole = every byte to the parent; new = whole up to raw_outputs.RAW_LIMIT, above it the "
-          "values at the positions read with numpy")
-    print(f"{'elements':>12} {'MB':>8} {'old ms':>8} {'whole ms':>9} {'new ms':>8} {'new-old':>8} "
-          f"{'per candidate, s (20 / 40 samples)':>36}")
-    for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23):  # 1<<21: activation.relu's CPU bench output
-        res = {mode: timed(numel, args.device, mode, args.repeat) for mode in ("old", "whole", "new")}
-        extra = res["new"] - res["old"]
+    modes = ("old", "ipc", "ipc_stage") if args.device.startswith("cuda") else ("old", "whole", "new")
+    print(f"device {args.device}; ms per verified output (median of {args.repeat}), end to end between two "
+          f"processes; modes: {', '.join(modes)} (module docstring); the last mode is what the engine does above "
+          f"1 MiB on this device; per candidate: (last - old) x 4 outputs per sample x 20 / 40 samples")
+    print(f"{'elements':>12} {'MB':>8} " + " ".join(f"{m + ' ms':>13}" for m in modes)
+          + f" {'last-old':>9} {'per candidate, s (20 / 40 samples)':>36}")
+    for numel in (4096, 1 << 16, 1 << 20, 1 << 21, 1 << 23, 1 << 27):  # 1<<21: relu's CPU bench output
+        if numel > 1 << 23 and not args.device.startswith("cuda"):
+            continue
+        res = {mode: timed(numel, args.device, mode, args.repeat) for mode in modes}
+        extra = res[modes[-1]] - res["old"]
         # Per sample: 2 verified outputs of the candidate and 2 of the reference (balanced renewals).
         per = [extra * 4 * n / 1e3 for n in (20, 40)]
-        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} {res['old']:>8.2f} {res['whole']:>9.2f} {res['new']:>8.2f} {extra:>8.2f} "
-              f"{per[0]:>17.2f} / {per[1]:.2f}")
+        print(f"{numel:>12} {numel * 4 / 1e6:>8.1f} " + " ".join(f"{res[m]:>13.2f}" for m in modes)
+              + f" {extra:>9.2f} {per[0]:>17.2f} / {per[1]:.2f}")
     if args.device == "cpu":
         cpu_costs(args.repeat)
 
