@@ -2,7 +2,8 @@
 
 Two kinds of test. Fast ones on the hazard checks (synthetic header differences, no compiler). And, where nvcc
 is installed (CPU only: objects are compiled, never run), real compiles of a shipped solution through the
-driver, sharing one module fixture to keep the CPU cost to three nvcc runs plus the analysis:
+driver, sharing one module fixture to keep the CPU cost to three nvcc runs plus one analysis (also the
+hazard case's, whose speculative compile starts beside the first):
 
 * the shipped solution takes the light path;
 * the same solution plus one line that needs the C++ frontend (``torch::nn``) fails light and is built by the
@@ -191,6 +192,46 @@ def _symbols(obj: Path) -> tuple[set[str], set[str]]:
     return strong, calls
 
 
+def _session_alive(sid: int) -> list[str]:
+    """Command names of the live processes in session ``sid`` (zombies left out)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # state ppid pgrp session ...
+        if int(fields[3]) == sid and fields[0] != "Z":
+            alive.append(text[text.index("(") + 1:text.rindex(")")])
+    return alive
+
+
+def _start_hazard(work: Path) -> subprocess.Popen:
+    """The light driver (around the split one) on a ``.cu`` with a hazard only the analysis finds: a macro only
+    the full header defines (the C++ frontend's; not one the source check alone catches, such as pybind11's),
+    with the fixture's analysis cache, which is empty when this starts (see
+    test_a_light_compile_started_before_the_analysis_stops_when_it_finds_a_hazard)."""
+    folder = work / "hazard"
+    folder.mkdir()
+    cu = folder / "hazard.cu"
+    cu.write_text(PRELUDE + RELU_LIKE + "#ifdef FORWARD_HAS_DEFAULT_ARGS\n#error mkb-stock-branch\n#endif\n")
+    cmd = [sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache", str(work / "analysis"),
+           "--report", str(folder / "r.jsonl"), "--nvcc-words", "3", "--", sys.executable, nvcc_split.__file__,
+           NVCC, *_flags(work / "stub"), "-c", str(cu), "-o", str(folder / "hazard.o")]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _finish_hazard(proc: subprocess.Popen, work: Path) -> tuple[int, str, list[str], dict]:
+    """(exit status, stderr, live processes of its session once it exited, its report row)."""
+    try:
+        _, err = proc.communicate(timeout=1800)
+        leftovers = _session_alive(proc.pid)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
+    row = json.loads((work / "hazard" / "r.jsonl").read_text().splitlines()[-1])
+    return proc.returncode, err, leftovers, row
+
+
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     if NVCC is None:
@@ -207,7 +248,13 @@ def compiled(tmp_path_factory):
              # Needs the C++ frontend: the light compile fails, the driver builds it stock. Emits no code.
              "fallback": PRELUDE + src + "\nstatic_assert(sizeof(torch::nn::LinearOptions) > 0, \"frontend\");\n"}
     out = {}
+    # Started first, beside the light compile below: both find no analysis, so both start their light compile
+    # speculatively; one makes the analysis (under its lock), the other waits for it and reads it (a run's
+    # first builds do the same). One analysis (two nvcc -E of torch's headers) instead of one per test.
+    hazard = _start_hazard(work)
     for name, text in files.items():
+        if name == "fallback":
+            out["hazard"] = _finish_hazard(hazard, work)
         cu = work / name / "cuda.cu"  # load_inline's name: nvcc's module id (and the host prefix) holds it
         cu.parent.mkdir()
         cu.write_text(text)
@@ -364,42 +411,16 @@ def test_the_shim_written_from_several_threads_at_once(tmp_path):
     assert not errors, errors[:3]
 
 
-def _session_alive(sid: int) -> list[str]:
-    """Command names of the live processes in session ``sid`` (zombies left out)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()  # state ppid pgrp session ...
-        if int(fields[3]) == sid and fields[0] != "Z":
-            alive.append(text[text.index("(") + 1:text.rindex(")")])
-    return alive
-
-
 @pytest.mark.slow
-def test_a_light_compile_started_before_the_analysis_stops_when_it_finds_a_hazard(tmp_path, compiled):
-    """With no analysis yet, the light compile starts beside it (a run's first builds); the analysis then finds
-    a macro only the full header defines (the C++ frontend's; not one the source check alone catches, such as
-    pybind11's), so the light compile is stopped, every compiler of it (through the
-    split driver, whose chains run in process groups of their own), and the stock build decides: here the
-    ``#error`` its branch holds, while the light build would have compiled."""
-    work = compiled["light"][2].parent.parent
-    cu = tmp_path / "hazard.cu"
-    cu.write_text(PRELUDE + RELU_LIKE + "#ifdef FORWARD_HAS_DEFAULT_ARGS\n#error mkb-stock-branch\n#endif\n")
-    report = tmp_path / "r.jsonl"
-    cmd = [sys.executable, nvcc_light.__file__, "--shim", str(work / "shim"), "--cache", str(tmp_path / "fresh"),
-           "--report", str(report), "--nvcc-words", "3", "--", sys.executable, nvcc_split.__file__, NVCC,
-           *_flags(work / "stub"), "-c", str(cu), "-o", str(tmp_path / "hazard.o")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=1800)
-        leftovers = _session_alive(proc.pid)
-    finally:
-        subprocess.run(["pkill", "-KILL", "-s", str(proc.pid)])
-    row = json.loads(report.read_text().splitlines()[-1])
+def test_a_light_compile_started_before_the_analysis_stops_when_it_finds_a_hazard(compiled):
+    """With no analysis yet, the light compile starts beside it (a run's first builds; here beside the fixture's
+    first compile, which shares the analysis: see :func:`_start_hazard`); the analysis then finds a macro only
+    the full header defines (the C++ frontend's; not one the source check alone catches, such as pybind11's),
+    so the light compile is stopped, every compiler of it (through the split driver, whose chains run in
+    process groups of their own), and the stock build decides: here the ``#error`` its branch holds, while the
+    light build would have compiled."""
+    returncode, err, leftovers, row = compiled["hazard"]
     assert row.get("speculative") is True and row["path"] == "stock", row
     assert any("FORWARD_HAS_DEFAULT_ARGS" in w for w in row["why"]) and "light_s" not in row, row
-    assert proc.returncode != 0 and err.count("error: #error mkb-stock-branch") == 1, err[-2000:]
+    assert returncode != 0 and err.count("error: #error mkb-stock-branch") == 1, err[-2000:]
     assert leftovers == [], leftovers  # the stopped light compile left no compiler running
