@@ -252,22 +252,26 @@ def compiled(tmp_path_factory):
     # speculatively; one makes the analysis (under its lock), the other waits for it and reads it (a run's
     # first builds do the same). One analysis (two nvcc -E of torch's headers) instead of one per test.
     hazard = _start_hazard(work)
-    for name, text in files.items():
-        if name == "fallback":
-            out["hazard"] = _finish_hazard(hazard, work)
-        cu = work / name / "cuda.cu"  # load_inline's name: nvcc's module id (and the host prefix) holds it
-        cu.parent.mkdir()
-        cu.write_text(text)
-        obj = cu.parent / "cuda.cuda.o"
-        # Through the driver a run's build.ninja names (PYTORCH_NVCC): the light driver around the split one.
-        # The light object is then also the stock-split build that
-        # test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix compares with (one nvcc
-        # compile, ~36 CPU-s, instead of two).
-        opts = nvcc_driver.DriverOptions(split=True, light=True, shim=work / "shim", cache=work / "analysis")
-        res = _run([sys.executable, nvcc_driver.__file__, *opts.argv(), "--", NVCC, *_flags(work / "stub"),
-                    "-c", str(cu), "-o", str(obj)])
-        report = cu.parent / nvcc_driver.HEADER_REPORT  # beside the compile's output, as in a build folder
-        out[name] = (res, json.loads(report.read_text().splitlines()[-1]), obj)
+    try:
+        for name, text in files.items():
+            if name == "fallback":
+                out["hazard"] = _finish_hazard(hazard, work)
+            cu = work / name / "cuda.cu"  # load_inline's name: nvcc's module id (and the host prefix) holds it
+            cu.parent.mkdir()
+            cu.write_text(text)
+            obj = cu.parent / "cuda.cuda.o"
+            # Through the driver a run's build.ninja names (PYTORCH_NVCC): the light driver around the split one.
+            # The light object is then also the stock-split build that
+            # test_a_shipped_solution_builds_the_same_object_with_the_precompiled_prefix compares with (one nvcc
+            # compile, ~36 CPU-s, instead of two).
+            opts = nvcc_driver.DriverOptions(split=True, light=True, shim=work / "shim", cache=work / "analysis")
+            res = _run([sys.executable, nvcc_driver.__file__, *opts.argv(), "--", NVCC, *_flags(work / "stub"),
+                        "-c", str(cu), "-o", str(obj)])
+            report = cu.parent / nvcc_driver.HEADER_REPORT  # beside the compile's output, as in a build folder
+            out[name] = (res, json.loads(report.read_text().splitlines()[-1]), obj)
+    finally:
+        if "hazard" not in out:  # the light compile failed first: its compilers go too
+            subprocess.run(["pkill", "-KILL", "-s", str(hazard.pid)])
     return out
 
 
