@@ -34,32 +34,36 @@ OOM = textwrap.dedent("""
     """)
 
 
-def _evaluation(suite, tmp_path: Path, pids: list[int]):
+def _evaluation(suite, tmp_path: Path, source: str = OOM, backend_name: str = "cpu", pids: list[int] | None = None):
+    """The candidate's device stage outside a runner, and its reference service; ``pids``: NVML's list of
+    compute pids as given (None: the service's own NVML reading, on a GPU)."""
     from multikernelbench.backends import get_backend
     from multikernelbench.engine.device_stage import CandidateEvaluation
     from multikernelbench.engine.reference import ReferenceService, SeedSource
 
+    options = {"pch": False} if backend_name == "cpu" else {}
     cfg = EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
                        timing=TimingConfig(min_runs=3, max_runs=5, budget_s=0.2, warmup=1),
                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
-                       backend_options={"pch": False}, trace_path=tmp_path / "trace.log")
-    backend = get_backend("cpu", pch=False)
-    build = tmp_path / "builds" / "cpu" / "one"
+                       backend_options=options, trace_path=tmp_path / "trace.log")
+    backend = get_backend(backend_name, **options)
+    build = tmp_path / "builds" / backend_name / "one"
     build.mkdir(parents=True)
     refs = ReferenceService(backend.reference_device(None))
-    refs.neighbours = GpuNeighbours(0, read=lambda: pids, minor=0)
-    return CandidateEvaluation(suite[RELU], OOM, build, backend, cfg, SeedSource(5), refs)
+    if pids is not None:
+        refs.neighbours = GpuNeighbours(0, read=lambda: pids, minor=0)
+    return CandidateEvaluation(suite[RELU], source, build, backend, cfg, SeedSource(5), refs), refs
 
 
 @pytest.mark.skipif(os.getpid() == 1, reason="pid 1 must be a process outside this test's tree")
 def test_out_of_memory_beside_another_process_is_a_harness_error(suite, tmp_path):
-    out = _evaluation(suite, tmp_path, [os.getpid(), 1]).evaluate()
+    out = _evaluation(suite, tmp_path, pids=[os.getpid(), 1])[0].evaluate()
     assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.HARNESS_ERROR, out.message
     assert "1 other process(es) outside this run" in out.message and "CUDA out of memory" in out.message
 
 
 def test_out_of_memory_with_the_gpu_to_itself_stays_the_candidates(suite, tmp_path):
-    out = _evaluation(suite, tmp_path, [os.getpid()]).evaluate()
+    out = _evaluation(suite, tmp_path, pids=[os.getpid()])[0].evaluate()
     assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.RESOURCE_LIMIT, out.message
     assert "outside this run" not in out.message
 
@@ -83,10 +87,6 @@ def test_a_real_out_of_memory_beside_a_process_holding_the_gpu_is_a_harness_erro
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU")
-    from multikernelbench.backends import get_backend
-    from multikernelbench.engine.device_stage import CandidateEvaluation
-    from multikernelbench.engine.reference import ReferenceService, SeedSource
-
     torch.zeros(1, device="cuda")  # the parent's own context, as the engine's reference side holds one
     ready = tmp_path / "hog.pid"
     code = ("import os, time\nif os.fork(): os._exit(0)\nos.setsid()\nimport torch\n"
@@ -101,14 +101,8 @@ def test_a_real_out_of_memory_beside_a_process_holding_the_gpu_is_a_harness_erro
     try:
         src = OOM.replace('raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")',
                           "return torch.empty(8 << 30, dtype=torch.uint8, device=x.device)")
-        cfg = EngineConfig(build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
-                           anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
-                           trace_path=tmp_path / "trace.log")
-        backend = get_backend("cuda")
-        build = tmp_path / "builds" / "cuda" / "one"
-        build.mkdir(parents=True)
-        refs = ReferenceService(backend.reference_device(None))
-        out = CandidateEvaluation(suite[RELU], src, build, backend, cfg, SeedSource(5), refs).evaluate()
+        evaluation, refs = _evaluation(suite, tmp_path, src, backend_name="cuda")
+        out = evaluation.evaluate()
         if refs.neighbours is None or refs.neighbours.count() is None:
             pytest.skip(f"NVML not readable here: {getattr(refs.neighbours, 'error', 'no reader')}")
         assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.HARNESS_ERROR, out.message
