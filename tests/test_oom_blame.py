@@ -49,7 +49,7 @@ def _evaluation(suite, tmp_path: Path, source: str = OOM, backend_name: str = "c
     backend = get_backend(backend_name, **options)
     build = tmp_path / "builds" / backend_name / "one"
     build.mkdir(parents=True)
-    refs = ReferenceService(backend.reference_device(None))
+    refs = ReferenceService(backend.reference_device(0 if backend_name == "cuda" else None))
     if pids is not None:
         refs.neighbours = GpuNeighbours(0, read=lambda: pids, minor=0)
     return CandidateEvaluation(suite[RELU], source, build, backend, cfg, SeedSource(5), refs), refs
