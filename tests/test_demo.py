@@ -15,6 +15,7 @@ import pytest
 
 from multikernelbench.cli import demo
 from multikernelbench.engine.candidates import read_headers
+from multikernelbench.flags import FlagKind
 from multikernelbench.records import Status
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,7 +80,10 @@ def test_demo_quick_set(tmp_path, build_root):
     for _candidate, status, record in rows:
         rec = json.loads(record)
         if status == "correct":
-            assert rec["speedup"] > 0
+            # Beside the suite's other tests the clock audit may find what load alone explains: such a result is
+            # flagged inconclusive and earns no speedup, which is no false alarm (CI's cold run of c863a7d had one);
+            # a speedup withheld without that flag would be one.
+            assert (rec["speedup"] or 0) > 0 or FlagKind.CLOCK_INCONCLUSIVE.value in rec.get("flag_kinds", []), rec
         if status == "timeout":
             assert f"within {demo.QUICK_RUN_TIMEOUT_S:g} s" in rec["message"]
 
