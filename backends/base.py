@@ -200,3 +200,29 @@ class Backend(abc.ABC):
 
     def versions(self) -> dict[str, str]:
         return {"python": platform.python_version(), "torch": torch.__version__}
+
+    #: Variables a worker inherits (``worker_env_allow``) that pick a compiler, toolkit or target, and so what a
+    #: build folder holds.
+    TOOLCHAIN_ENV: ClassVar[tuple[str, ...]] = ("CXX", "CC", "CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST",
+                                                "MKB_NVCC_SPLIT", "MKB_PCH_ROOT")
+
+    def toolchain(self) -> dict[str, str]:
+        """(Trusted parent) What a build depends on besides the candidate's code: the interpreter and the
+        torch install whose headers and libraries it compiles and links against, the compilers chosen, and
+        the backend's options (whether and where precompiled headers are force-included, ...). A build folder is keyed by code hash alone (serve, the cluster and
+        the cache's pruning find it by that name), so its marker records this and a build left by another
+        environment is built again in the build stage. Without it, a second venv on one machine (CI's fresh
+        venv beside an old ``~/.cache``) took such a folder as built, and the device worker's load rebuilt it
+        under the run's per-request timeout: the quick demo's 3 s, every correct kernel a timeout."""
+        import json
+        import os
+        import sysconfig
+
+        out = {"python": sys.executable, "python_include": sysconfig.get_paths()["include"],
+               "torch": f"{torch.__version__} {Path(torch.__file__).parent}",
+               "options": json.dumps(self.options, sort_keys=True, default=str)}
+        out.update({k: os.environ[k] for k in self.TOOLCHAIN_ENV if k in os.environ})
+        pch_root = getattr(self, "pch_root", None)
+        if callable(pch_root):
+            out["pch_root"] = str(pch_root())
+        return out

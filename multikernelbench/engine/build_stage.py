@@ -32,19 +32,24 @@ from multikernelbench.util.filelock import file_lock
 MARKER = "mkb_compiled.json"
 
 
-def read_marker(build_dir: Path) -> float | None:
+def read_marker(build_dir: Path, toolchain: dict[str, str] | None = None) -> float | None:
     """Seconds the cached build took, or None when there is no complete build (an unreadable marker is
-    a miss, not an error: the build simply runs again)."""
+    a miss, not an error: the build simply runs again). With ``toolchain`` (``Backend.toolchain``), a build
+    made by another one (another venv, compiler or torch) is a miss too: its objects are not what this
+    environment's load would link, and the load would rebuild them under a device request's timeout."""
     try:
-        seconds = json.loads((build_dir / MARKER).read_text()).get("seconds")
+        marker = json.loads((build_dir / MARKER).read_text())
+        seconds = marker.get("seconds")
     except (OSError, ValueError, AttributeError):
+        return None
+    if toolchain is not None and marker.get("toolchain") != toolchain:
         return None
     return float(seconds) if isinstance(seconds, (int, float)) else None
 
 
-def write_marker(build_dir: Path, seconds: float) -> None:
+def write_marker(build_dir: Path, seconds: float, toolchain: dict[str, str] | None = None) -> None:
     tmp = build_dir / f".{MARKER}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"seconds": seconds}))
+    tmp.write_text(json.dumps({"seconds": seconds, "toolchain": toolchain}))
     os.replace(tmp, build_dir / MARKER)  # readers never see a half-written marker
 
 
@@ -52,6 +57,7 @@ class BuildStage:
     def __init__(self, backend: Backend, config: EngineConfig, trace: Trace, zygote=None) -> None:
         self.backend, self.config, self.trace, self.zygote = backend, config, trace, zygote
         self._gate: BuildGate | None = None
+        self.toolchain = backend.toolchain()
 
     @property
     def gate(self) -> BuildGate | None:
@@ -85,8 +91,8 @@ class BuildStage:
         build_dir.mkdir(parents=True, exist_ok=True)
         with file_lock(build_dir / build_cache.LOCK):
             build_cache.touch(build_dir)  # used now: the cache's pruning keeps it (engine/build_cache.py)
-            seconds = read_marker(build_dir)
-            if seconds is not None:  # build cache keyed by code hash
+            seconds = read_marker(build_dir, self.toolchain)
+            if seconds is not None:  # build cache keyed by code hash and this toolchain
                 return BuildOutcome(True, compile_time_s=seconds, cached=True)
             gate = self.gate
             if gate is None:
@@ -155,7 +161,7 @@ class BuildStage:
         self.trace(who, f"build end after {seconds:.1f} s: "
                         f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")
         if outcome.ok:
-            write_marker(build_dir, seconds)
+            write_marker(build_dir, seconds, self.toolchain)
             if cpu_s is not None and self.gate is not None and queue_mark is not None:
                 self.gate.add(BuildSample(cpu_s, seconds, self.gate.crowding(queue_mark)))
         return outcome

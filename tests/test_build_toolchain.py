@@ -1,0 +1,199 @@
+"""A build folder left by another environment is built again in the build stage, not taken as built.
+
+Build folders are named by code hash alone, so two venvs on one machine (CI's fresh venv beside an old
+``~/.cache/multikernelbench``) share them. Stop 56's CI: every cached C++ build had been made by an earlier
+venv, the build stage took them as built, and the device worker's load (torch's loader, seeing other flags)
+compiled them again under the quick demo's 3 s request timeout: 0 of 3 correct kernels, 4 timeouts. The
+marker now records ``Backend.toolchain()`` (engine/build_stage.py)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.anticheat.config import AntiCheatConfig
+from multikernelbench.backends import get_backend
+from multikernelbench.engine.build_stage import MARKER, BuildStage, read_marker
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.config import EngineConfig
+from multikernelbench.engine.trace import Trace
+
+RELU = "activation.relu"
+
+PY_RELU = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return torch.clamp_min(x, 0.0)
+    """)
+
+CPP_RELU = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    from torch.utils.cpp_extension import load_inline
+
+    _CPP = r"""
+    #include <torch/extension.h>
+    torch::Tensor relu_forward(torch::Tensor x) {
+        auto xc = x.contiguous();
+        auto out = torch::empty_like(xc);
+        const float* in = xc.data_ptr<float>();
+        float* o = out.data_ptr<float>();
+        for (int64_t i = 0, n = xc.numel(); i < n; ++i) o[i] = in[i] > 0.f ? in[i] : 0.f;
+        return out;
+    }
+    """
+
+    # No extra flags: a flag set with a precompiled header here (CpuBackend.WARM_VARIANTS), as the demo's
+    # kernels have; the other venv's build reads torch's headers as text (its paths have no header made).
+    _ext = load_inline(name="mkb_test_toolchain_relu", cpp_sources=_CPP, functions=["relu_forward"],
+                       verbose=False)
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return _ext.relu_forward(x)
+    ''')
+
+
+def config(build_root: Path, options: dict, **kw) -> EngineConfig:
+    return EngineConfig(build_root=build_root, allow_code_execution=True, seed=3, skip_timing=True,
+                        anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False),
+                        backend_options=options, **kw)
+
+
+def stage_for(build_root: Path, options: dict, trace: Trace | None = None) -> BuildStage:
+    cfg = config(build_root, options)
+    return BuildStage(get_backend("cpu", **options), cfg, trace or Trace(None))
+
+
+def test_the_marker_names_the_toolchain_and_another_ones_build_is_a_miss(suite, tmp_path):
+    """Real compile workers; a Python candidate, so the 'build' is executing the module (about a second)."""
+    cand = Candidate(task_id=RELU, source=PY_RELU, label="py")
+    first = stage_for(tmp_path, {"pch": False})
+    out = first.build(suite[RELU], cand)
+    assert out.ok and not out.cached, out.message
+    folder = first.build_dir(cand)
+    assert json.loads((folder / MARKER).read_text())["toolchain"] == first.toolchain
+    assert first.build(suite[RELU], cand).cached  # same environment: the cache answers
+
+    other = stage_for(tmp_path, {})  # another environment: here, precompiled headers on
+    assert other.toolchain != first.toolchain
+    assert read_marker(folder) is not None and read_marker(folder, other.toolchain) is None
+    again = other.build(suite[RELU], cand)
+    assert again.ok and not again.cached, "a build made by another toolchain was taken as built"
+    assert read_marker(folder, other.toolchain) is not None
+
+
+def test_toolchain_follows_the_interpreter_the_compiler_and_the_options(monkeypatch):
+    base = get_backend("cpu").toolchain()
+    assert base["python"] and "torch" in base and base["options"] == "{}"
+    monkeypatch.setenv("CXX", "clang++")
+    assert get_backend("cpu").toolchain() != base
+    monkeypatch.delenv("CXX")
+    assert get_backend("cpu", pch=False).toolchain() != base
+    assert get_backend("cpu").toolchain() == base
+
+
+BUILD_ELSEWHERE = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.build_stage import BuildStage
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.trace import Trace
+    from multikernelbench.tasks import load_suite
+
+    import torch
+    assert torch.__file__.startswith(sys.argv[2]), torch.__file__  # this environment's torch path
+    cfg = EngineConfig(build_root=Path(sys.argv[1]), allow_code_execution=True, seed=3, skip_timing=True,
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    task = {t.id: t for t in load_suite()}["activation.relu"]
+    out = BuildStage(get_backend("cpu"), cfg, Trace(None)).build(task, Candidate("activation.relu", sys.stdin.read(), "cpp"))
+    assert out.ok, out.message
+    """)
+
+
+def second_venv(where: Path) -> Path:
+    """Another venv of this interpreter whose site-packages is a hard-linked copy of this one's (1-2 s, no
+    disk): the same packages at another path, as a second ``pip install`` makes them. Its Python, not a
+    PYTHONPATH trick: the workers' read scope is the interpreter's own folders (engine/kernel_sandbox.py)."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+    mine = Path(sysconfig.get_paths()["purelib"])
+    theirs = where / mine.relative_to(sys.prefix)
+    subprocess.run(["rm", "-rf", str(theirs)], check=True)
+    linked = subprocess.run(["cp", "-al", str(mine), str(theirs)], capture_output=True, text=True, timeout=300)
+    if linked.returncode != 0:
+        pytest.skip(f"cannot hard-link site-packages into {where}: {linked.stderr.strip()[:200]}")
+    return where / "bin" / "python"
+
+
+BUILD_THERE = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    from multikernelbench.anticheat.config import AntiCheatConfig
+    from multikernelbench.backends import get_backend
+    from multikernelbench.engine.build_stage import BuildStage
+    from multikernelbench.engine.candidates import Candidate
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.trace import Trace
+    from multikernelbench.tasks import load_suite
+
+    assert torch.__file__.startswith(sys.prefix), (torch.__file__, sys.prefix)  # this venv's own copy
+    cfg = EngineConfig(build_root=Path(sys.argv[1]), allow_code_execution=True, seed=3, skip_timing=True,
+                       anticheat=AntiCheatConfig(static_checks=False, require_custom_kernel=False))
+    task = {t.id: t for t in load_suite()}["activation.relu"]
+    cand = Candidate("activation.relu", sys.stdin.read(), "cpp")
+    out = BuildStage(get_backend("cpu"), cfg, Trace(None)).build(task, cand)
+    assert out.ok and not out.cached, out.message
+    """)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("cpu_pch")
+def test_a_cpp_build_from_another_venv_is_rebuilt_before_the_device_stage(suite, tmp_path):
+    """The CI failure, end to end: a real C++ build made by a second venv (torch's loader writes that venv's
+    include paths into the build's command line), then evaluated from this one under the quick demo's 3 s
+    request timeout. The build stage builds it again, and the worker's load only loads; before the marker
+    named the toolchain, the build stage took the folder as built and the load compiled it: a timeout."""
+    import os
+    import subprocess
+
+    from multikernelbench.engine.device_stage import CandidateEvaluation
+    from multikernelbench.engine.reference import ReferenceService, SeedSource
+    from multikernelbench.records import EvalResult, Status
+
+    python = second_venv(tmp_path / "venv-b")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run([str(python), "-c", BUILD_THERE, str(tmp_path / "builds")], input=CPP_RELU, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    task = suite[RELU]
+    cand = Candidate(task_id=RELU, source=CPP_RELU, label="cpp")
+    trace_path = tmp_path / "trace.log"
+    cfg = config(tmp_path / "builds", {}, run_timeout_s=3.0, trace_path=trace_path)
+    backend = get_backend("cpu")
+    trace = Trace(trace_path)
+    stage = BuildStage(backend, cfg, trace)
+    built = stage.build(task, cand)
+    assert built.ok and not built.cached, built.message or "another venv's build was taken as built"
+    result = EvalResult(task_id=RELU, task_hash=task.content_hash, backend="cpu", candidate=cand.label,
+                        code_hash=cand.code_hash, status=Status.RUNTIME_ERROR)
+    CandidateEvaluation(task, cand.source, stage.build_dir(cand), backend, cfg, SeedSource(3),
+                        ReferenceService(backend.device()), trace=trace).run(result)
+    assert result.status == Status.CORRECT, result.message
