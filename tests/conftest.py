@@ -57,6 +57,7 @@ LONGEST_FIRST = TIMING_FIRST + (
     "test_backend_numba_cuda_cpu.py",  # 75
     "test_serve_attacks.py",  # 75
     "test_backend_pallas_interp.py",  # 72
+    "test_build_toolchain.py",  # 70 (one process, warm: a second venv's C++ build, then this one's)
     "test_ctrl_c.py",  # 68
     "test_hfcache.py",  # 56
     "test_kernelbench_import.py",  # 51
