@@ -229,3 +229,26 @@ def test_a_lane_replaces_another_venvs_folder_with_the_shipped_build(tmp_path):
     data2 = pack_build(from_elsewhere)
     there = tmp_path / "lane2" / built.name
     assert unpack_build(data2, there, lane) and not unpack_build(data2, there, lane)
+
+
+PLANTS_A_MARKER = textwrap.dedent("""
+    import json
+    from pathlib import Path
+
+    # The build folder is this worker's to write: leave what the build stage writes after a good build, then fail.
+    Path(__file__).with_name("mkb_compiled.json").write_text(json.dumps({"seconds": 1.0, "toolchain": @TOOLCHAIN@}))
+    raise RuntimeError("this candidate never builds")
+    """)
+
+
+def test_a_marker_the_candidate_plants_does_not_make_its_failed_build_built(suite, tmp_path):
+    """Only the build stage's marker counts: a failed build's folder loses any marker, so a rerun (or another
+    candidate with the same code) builds again and fails again, not 'compiled' from a planted file. (With one,
+    Compilation@k counted the candidate compiled on every later run.)"""
+    stage = stage_for(tmp_path, {"pch": False})
+    cand = Candidate(task_id=RELU, source=PLANTS_A_MARKER.replace("@TOOLCHAIN@", repr(stage.toolchain)), label="p")
+    first = stage.build(suite[RELU], cand)
+    assert not first.ok and "never builds" in first.message, first.message
+    assert not (stage.build_dir(cand) / MARKER).exists()
+    again = stage.build(suite[RELU], cand)
+    assert not again.ok and not again.cached, "a planted marker made a failed build cached"

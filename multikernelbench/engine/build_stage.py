@@ -160,8 +160,13 @@ class BuildStage:
         seconds = outcome.compile_time_s = time.perf_counter() - t0
         self.trace(who, f"build end after {seconds:.1f} s: "
                         f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")
-        if outcome.ok:
-            write_marker(build_dir, seconds, self.toolchain)
-            if cpu_s is not None and self.gate is not None and queue_mark is not None:
-                self.gate.add(BuildSample(cpu_s, seconds, self.gate.crowding(queue_mark)))
+        if not outcome.ok:  # the folder is the compile worker's to write: a marker it planted is not a build
+            try:
+                (build_dir / MARKER).unlink(missing_ok=True)
+            except OSError:
+                pass
+            return outcome
+        write_marker(build_dir, seconds, self.toolchain)
+        if cpu_s is not None and self.gate is not None and queue_mark is not None:
+            self.gate.add(BuildSample(cpu_s, seconds, self.gate.crowding(queue_mark)))
         return outcome
