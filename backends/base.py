@@ -209,11 +209,12 @@ class Backend(abc.ABC):
     def toolchain(self) -> dict[str, str]:
         """(Trusted parent) What a build depends on besides the candidate's code: the interpreter and the
         torch install whose headers and libraries it compiles and links against, the compilers chosen, and
-        the backend's options (whether and where precompiled headers are force-included, ...). A build folder is keyed by code hash alone (serve, the cluster and
-        the cache's pruning find it by that name), so its marker records this and a build left by another
-        environment is built again in the build stage. Without it, a second venv on one machine (CI's fresh
-        venv beside an old ``~/.cache``) took such a folder as built, and the device worker's load rebuilt it
-        under the run's per-request timeout: the quick demo's 3 s, every correct kernel a timeout."""
+        the backend's options (whether and where precompiled headers are force-included, ...). A build folder
+        is keyed by code hash alone (serve, the cluster and the cache's pruning find it by that name), so its
+        marker records this and a build left by another environment is built again in the build stage.
+        Without it, a second venv on one machine (CI's fresh venv beside an old ``~/.cache``) took such a
+        folder as built, and the device worker's load rebuilt it under the run's per-request timeout: the
+        quick demo's 3 s, every correct kernel a timeout."""
         import json
         import os
         import sysconfig
