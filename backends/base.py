@@ -209,7 +209,7 @@ class Backend(abc.ABC):
     def toolchain(self) -> dict[str, str]:
         """(Trusted parent) What a build depends on besides the candidate's code: the interpreter and the
         torch install whose headers and libraries it compiles and links against, the compilers chosen, and
-        the backend's options (whether and where precompiled headers are force-included, ...). A build folder
+        the backend's options (whether precompiled headers are force-included, ...). A build folder
         is keyed by code hash alone (serve, the cluster and the cache's pruning find it by that name), so its
         marker records this and a build left by another environment is built again in the build stage.
         Without it, a second venv on one machine (CI's fresh venv beside an old ``~/.cache``) took such a
@@ -223,7 +223,4 @@ class Backend(abc.ABC):
                "torch": f"{torch.__version__} {Path(torch.__file__).parent}",
                "options": json.dumps(self.options, sort_keys=True, default=str)}
         out.update({k: os.environ[k] for k in self.TOOLCHAIN_ENV if k in os.environ})
-        pch_root = getattr(self, "pch_root", None)
-        if callable(pch_root):
-            out["pch_root"] = str(pch_root())
         return out

@@ -90,6 +90,10 @@ class CpuBackend(Backend):
         explicit = self.opts.pch_root or os.environ.get(PCH_ROOT_ENV)
         return Path(explicit or Path.home() / ".cache" / "multikernelbench" / "pch")
 
+    def toolchain(self) -> dict[str, str]:
+        """Also where the force-included precompiled headers are: their path is in every build's command line."""
+        return {**super().toolchain(), "pch_root": str(self.pch_root())}
+
     def prepare_builds(self, build_root: Path, sources: list[str] | None = None) -> Any:
         """A background warmer for the flag sets whose PCH is missing; none when all are there (the usual
         case after a machine's first run: a warmer process would spend seconds of CPU importing torch only to

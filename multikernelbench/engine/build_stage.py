@@ -8,7 +8,9 @@ reuses the first build instead of racing it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import json
 import os
 import time
@@ -57,7 +59,11 @@ class BuildStage:
     def __init__(self, backend: Backend, config: EngineConfig, trace: Trace, zygote=None) -> None:
         self.backend, self.config, self.trace, self.zygote = backend, config, trace, zygote
         self._gate: BuildGate | None = None
-        self.toolchain = backend.toolchain()
+
+    @functools.cached_property
+    def toolchain(self) -> dict[str, str]:
+        """The backend's toolchain, read at the first build (a stage made only for :meth:`build_dir` never asks)."""
+        return self.backend.toolchain()
 
     @property
     def gate(self) -> BuildGate | None:
@@ -161,10 +167,8 @@ class BuildStage:
         self.trace(who, f"build end after {seconds:.1f} s: "
                         f"{'ok' if outcome.ok else outcome.status.value if outcome.status else '?'}")
         if not outcome.ok:  # the folder is the compile worker's to write: a marker it planted is not a build
-            try:
+            with contextlib.suppress(OSError):
                 (build_dir / MARKER).unlink(missing_ok=True)
-            except OSError:
-                pass
             return outcome
         write_marker(build_dir, seconds, self.toolchain)
         if cpu_s is not None and self.gate is not None and queue_mark is not None:
