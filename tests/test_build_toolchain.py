@@ -121,10 +121,22 @@ BUILD_ELSEWHERE = textwrap.dedent("""
     """)
 
 
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows one (1-2 s for the whole tree, no disk), else a copy."""
+    import os
+    import shutil
+
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def second_venv(where: Path) -> Path:
-    """Another venv of this interpreter whose site-packages is a hard-linked copy of this one's (1-2 s, no
-    disk): the same packages at another path, as a second ``pip install`` makes them. Its Python, not a
+    """Another venv of this interpreter whose site-packages is a copy of this one's (hard-linked where it can
+    be): the same packages at another path, as a second ``pip install`` makes them. Its Python, not a
     PYTHONPATH trick: the workers' read scope is the interpreter's own folders (engine/kernel_sandbox.py)."""
+    import shutil
     import subprocess
     import sys
     import sysconfig
@@ -132,10 +144,8 @@ def second_venv(where: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
     mine = Path(sysconfig.get_paths()["purelib"])
     theirs = where / mine.relative_to(sys.prefix)
-    subprocess.run(["rm", "-rf", str(theirs)], check=True)
-    linked = subprocess.run(["cp", "-al", str(mine), str(theirs)], capture_output=True, text=True, timeout=300)
-    if linked.returncode != 0:
-        pytest.skip(f"cannot hard-link site-packages into {where}: {linked.stderr.strip()[:200]}")
+    shutil.rmtree(theirs)
+    shutil.copytree(mine, theirs, symlinks=True, copy_function=_link_or_copy)
     return where / "bin" / "python"
 
 
