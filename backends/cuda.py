@@ -96,6 +96,8 @@ class CudaOptions(GraphTimerOptions):
     split_nvcc: bool = True
     light_headers: bool = True
     light_ahead: bool = True
+    #: Light builds read only the per-operator headers their .cu names (backends/extbuild/ops_headers.py).
+    light_ops: bool = True
     pch_root: str | None = None
     cache_dir: str | None = None
     #: TORCH_CUDA_ARCH_LIST for the builds (default: the device's compute capability).
@@ -212,7 +214,7 @@ class CudaBackend(Backend):
                                            split_nvcc=self.opts.split_nvcc,
                                            pch_root=pch_root, light_headers=self.opts.light_headers,
                                            light_shared=light_root_of(pch_root) / "analysis",
-                                           light_ahead=self.opts.light_ahead)
+                                           light_ahead=self.opts.light_ahead, light_ops=self.opts.light_ops)
             builder.install()
             self._builder = builder
 

@@ -5,7 +5,7 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_warm tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_cold_machine_light tp_warm tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
@@ -131,8 +131,10 @@ PY
     # tp_cold_machine (issue #44: "cached per machine"): every candidate built from scratch, but the trusted warmer's
     # per-machine artefacts (PCH, host prefix, light-header analyses of the flag sets: <build root>/cuda/_ext_cache)
     # kept from a run before (tp_cold first): what a machine's next run of new candidates pays.
-    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine)
-      if [ $step = tp_cold_machine ]; then
+    # tp_cold_machine_light: the same with the ops path off (--backend-option light_ops=false: every operator's
+    # header, as the light path read them before backends/extbuild/ops_headers.py), the A/B of issue #44's ops path.
+    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light)
+      if [ $step = tp_cold_machine ] || [ $step = tp_cold_machine_light ]; then
         [ -d /tmp/mkb_tp_build/cuda/_ext_cache ] || { echo "tp_cold_machine: no per-machine artefacts (run tp_cold first)"; continue; }
         find /tmp/mkb_tp_build -mindepth 1 -maxdepth 1 ! -name cuda -exec rm -rf {} +
         find /tmp/mkb_tp_build/cuda -mindepth 1 -maxdepth 1 ! -name _ext_cache -exec rm -rf {} +
@@ -142,6 +144,7 @@ PY
       [ $step = tp_cold_flat ] && { MA="--no-build-rank-nice $TP_MKB_ARGS"; F=throughput_cold_flat; L=tp_cold_flat; }
       [ $step = tp_cold_late ] && { MA="--no-zygote-prestart --backend-option light_ahead=false $TP_MKB_ARGS"; F=throughput_cold_late; L=tp_cold_late; }
       [ $step = tp_cold_machine ] && { F=throughput_cold_machine; L=tp_cold_machine; }
+      [ $step = tp_cold_machine_light ] && { MA="--backend-option light_ops=false $TP_MKB_ARGS"; F=throughput_cold_machine_light; L=tp_cold_machine_light; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \

@@ -1,8 +1,8 @@
 """The light header path for a candidate's ``.cu`` (backends/extbuild/light_headers.py, backends/extbuild/nvcc_light.py)
 through real compiles, where nvcc is installed (CPU only: objects are compiled, never run): a shipped solution
-through the driver, sharing one module fixture to keep the CPU cost to three nvcc runs plus one analysis (also the
-hazard case's, whose speculative compile starts beside the first). The hazard checks without a compiler are in
-test_light_header_hazards.py.
+through the driver, sharing one module fixture to keep the CPU cost to five nvcc runs plus two analyses (the light
+one, also the hazard case's, whose speculative compile starts beside the first, and the ops path's). The hazard
+checks without a compiler are in test_light_header_hazards.py and test_ops_headers.py.
 
 * the shipped solution takes the light path;
 * the same solution plus one line that needs the C++ frontend (``torch::nn``) fails light and is built by the
@@ -10,6 +10,8 @@ test_light_header_hazards.py.
 * the two objects export the same functions and call the same torch functions (see ``_symbols``): the light
   build is the stock build's module (the extra line is a ``static_assert``, which emits nothing). ``main.cpp`` (the bindings) is not touched by the
   light path, so the extension's functions are those of the stock build.
+* once the analysis is there the same solution takes the ops path (only the operator headers it names,
+  backends/extbuild/ops_headers.py), and its object too exports and calls what the light one does;
 * the light object, compiled through the split driver as a run does, is also the object without the precompiled
   host prefix that backends/extbuild/host_pch.py's real round compares with (one nvcc compile for both).
 """
@@ -140,6 +142,9 @@ def compiled(tmp_path_factory):
         (stub / "c10/cuda/impl/cuda_cmake_macros.h").write_text("#pragma once\n")
     src = _cuda_sources(REPO / "solutions" / "cuda" / "activation.relu.py")
     files = {"light": PRELUDE + src,
+             # The same source once the analysis is there: the ops path (backends/extbuild/ops_path.py), which
+             # makes its own index first (the warmer's job in a run).
+             "ops": PRELUDE + src,
              # Needs the C++ frontend: the light compile fails, the driver builds it stock. Emits no code.
              "fallback": PRELUDE + src + "\nstatic_assert(sizeof(torch::nn::LinearOptions) > 0, \"frontend\");\n"}
     out = {}
@@ -183,8 +188,43 @@ def test_cu_needing_the_frontend_falls_back_to_stock_in_the_same_call(compiled):
     res, row, obj = compiled["fallback"]
     assert res.returncode == 0 and obj.exists(), res.stderr[-2000:]
     assert row["path"] == "stock" and "light compile failed" in row["why"][0], row
+    assert row["ops_why"][0].startswith("ops compile failed"), row  # the ops path was tried first, and failed
     assert "speculative" not in row  # the analysis was there: it came first, as before
     assert "error" not in res.stderr.lower()  # the failed light attempt's messages are not shown
+
+
+@pytest.mark.slow
+def test_shipped_solution_takes_the_ops_path_once_the_analysis_is_there(compiled):
+    res, row, obj = compiled["ops"]
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert row["path"] == "ops" and row["ops_why"] == [] and obj.exists(), row
+    assert row["ops_extra"] == ["min"], row  # std::min's name is an operator's too: its header comes
+    assert "light_s" not in row and "speculative" not in row  # no light compile ran
+
+
+@pytest.mark.slow
+def test_ops_and_light_objects_export_and_call_the_same_functions(compiled):
+    ops_def, ops_calls = _symbols(compiled["ops"][2])
+    light_def, light_calls = _symbols(compiled["light"][2])
+    assert any("empty_like" in s for s in ops_calls)  # torch::empty_like, from variable_factories.h, as before
+    assert ops_def == light_def, sorted(ops_def ^ light_def)[:20]
+    assert ops_calls == light_calls, sorted(ops_calls ^ light_calls)[:20]
+
+
+@pytest.mark.slow
+def test_the_real_ops_index_gives_an_unqualified_call_its_operator(compiled):
+    """With torch's real headers: a candidate template named like an operator would take an unqualified call
+    with tensors silently if the operator's header were missing (the full set finds at::maximum by
+    argument-dependent lookup, an exact match); the plan includes it."""
+    from multikernelbench.backends.extbuild import ops_headers
+
+    index = ops_headers.OpsIndex.from_json(next((compiled["ops"][2].parent.parent / "analysis")
+                                                .glob("*.ops.json")).read_text())
+    assert not index.broken and index.operators > 1000 and "scalar_tensor" in index.always
+    code = PRELUDE + RELU_LIKE + "template <typename T> T maximum(const T& a, const T& b) { return a; }\n" \
+                                 "at::Tensor g(at::Tensor a, at::Tensor b) { return maximum(a, b); }\n"
+    ops, why = ops_headers.plan(code, index)
+    assert why == [] and "maximum" in ops
 
 
 @pytest.mark.slow
@@ -277,7 +317,8 @@ SILENT_CHANGES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SILENT_CHANGES))
 def test_real_header_difference_catches_silent_changes(compiled, case):
-    analysis = next((compiled["light"][2].parent.parent / "analysis").glob("*.json"))
+    analysis = next(p for p in (compiled["light"][2].parent.parent / "analysis").glob("*.json")
+                    if not p.name.endswith(".ops.json"))  # the light analysis, not the ops path's index
     d = lh.HeaderDiff.from_json(analysis.read_text())
     assert lh.light_hazards(PRELUDE + RELU_LIKE, d) == []  # the plain case still goes light
     assert lh.light_hazards(PRELUDE + RELU_LIKE + SILENT_CHANGES[case], d), case

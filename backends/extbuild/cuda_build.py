@@ -142,7 +142,8 @@ class FastExtensionBuilder:
 
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
-                 light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True) -> None:
+                 light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True,
+                 light_ops: bool = True) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
@@ -154,6 +155,8 @@ class FastExtensionBuilder:
         self.light_root = self.cache_root / "light"
         #: Start the light compile before its analysis is there (backends/extbuild/nvcc_light.py).
         self.light_ahead = light_ahead
+        #: Light builds read only the operators' headers their .cu names (backends/extbuild/ops_headers.py).
+        self.light_ops = light_ops
         #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
         self.light_shared = Path(light_shared) if light_shared else None
         #: The warmer's precompiled host prefixes (backends/extbuild/host_pch.py) and its shared light-header shim,
@@ -173,7 +176,7 @@ class FastExtensionBuilder:
         material["_env"] = {
             "torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.version_info[:2],
             "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""), "recipe": RECIPE_VERSION,
-            "cxx": os.environ.get("CXX", ""), "light_headers": self.light_headers,
+            "cxx": os.environ.get("CXX", ""), "light_headers": self.light_headers, "light_ops": self.light_ops,
         }
         blob = json.dumps(material, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:24]
@@ -239,7 +242,7 @@ class FastExtensionBuilder:
         return nvcc_driver.DriverOptions(
             split=self.split_nvcc, host_pch=self.host_pch_root, light=self.light_headers,
             shim=self.shim_root or self.light_root / "include", cache=self.light_root, shared=self.light_shared,
-            ahead=self.light_ahead)
+            ahead=self.light_ahead, ops=self.light_ops)
 
     @classmethod
     def header_paths(cls, build_dir: Path) -> list[dict[str, Any]]:

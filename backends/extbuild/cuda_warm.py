@@ -126,11 +126,31 @@ def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = W
             t0 = time.perf_counter()
             nvcc_light.write_shim(light_root / "include")
             d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
-            report.append({"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
-                           "macros": len(d.macros), "files": d.full_only_files})
+            row = {"variant": list(extra), "state": "ready", "seconds": round(time.perf_counter() - t0, 1),
+                   "macros": len(d.macros), "files": d.full_only_files}
+            row["ops"] = _ops_base(cmd, flags, light_root)[2]  # in the same job: builds wait for both
+            row["seconds_with_ops"] = round(time.perf_counter() - t0, 1)
+            report.append(row)
         except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
             report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
     return report
+
+
+def _ops_base(cmd: list[str], flags: list[str], light_root: Path) -> tuple[Path | None, bool, dict[str, Any]]:
+    """Trusted side of the ops path (backends/extbuild/ops_path.py): its index and base folder for one flag set,
+    in the shared analysis folder (made once; a second caller waits for the first under its lock). (base
+    folder or None, usable, report)."""
+    from multikernelbench.backends.extbuild import nvcc_driver, nvcc_light, ops_headers, ops_path
+
+    cmd = nvcc_driver.underlying(cmd)  # nvcc itself: the base is settled by compiling a probe
+    header = ops_headers.functions_header(ops_headers.include_dirs(flags))
+    if header is None:
+        return None, False, {"state": "skipped", "why": "no ATen/Functions.h on the include path"}
+    index, base = ops_path.make(cmd, flags, light_root / "include", light_root / "analysis",
+                                nvcc_light.analysis_key(cmd, flags), header.read_text())
+    if index.broken:
+        return None, False, {"state": "unusable", "why": index.broken[:300]}
+    return base, True, {"state": "ready", "base_operators": len(ops_headers.KEEP | set(index.always))}
 
 
 def host_pch_flags(variants: tuple[tuple[str, ...], ...] = WARM_VARIANTS) -> list[tuple[tuple[str, ...], dict[str, str]]]:
@@ -181,9 +201,18 @@ def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...],
     light_root = Path(light_root)
 
     def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
+        from multikernelbench.backends.extbuild import nvcc_light
+
         probe = tmp / "cuda.cu"
         probe.write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
-        return [nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, shim), light_root / "host", tmp_root=str(tmp))]
+        rows = [nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, shim), light_root / "host", tmp_root=str(tmp))]
+        # The ops path's prelude reads the base folder instead of the light shim: a prefix of its own.
+        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
+        base, usable, _ = _ops_base(shlex.split(v.get("nvcc", "nvcc")), flags, light_root)
+        if usable and base is not None:
+            rows.append({"ops": True, **nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, base), light_root / "host",
+                                                                tmp_root=str(tmp))})
+        return rows
 
     return _per_flag_set(light_root, flag_sets, make)
 

@@ -68,12 +68,23 @@ def final_parts(final_cmd: str) -> tuple[list[str], str, str] | None:
     return rest, src, out
 
 
-def key(final_cmd: str) -> str | None:
-    """Names one flag set's header: the final command's words, less its input and output."""
+def key(final_cmd: str, ignore: tuple[str, ...] = ()) -> str | None:
+    """Names one flag set's header: the final command's words, less its input and output and the ``-I``
+    folders of ``ignore`` (the ops path's per-build folder, which only the candidate's own include reaches:
+    ops_path.py)."""
     parts = final_parts(final_cmd)
     if parts is None:
         return None
-    return hashlib.sha256(json.dumps([VERSION, parts[0]]).encode()).hexdigest()[:20]
+    words: list[str] = []
+    skip = False
+    for i, w in enumerate(parts[0]):
+        if skip:
+            skip = False
+        elif w == "-I" and parts[0][i + 1:i + 2] and parts[0][i + 1] in ignore:
+            skip = True
+        elif not (w.startswith("-I") and w[2:] in ignore):
+            words.append(w)
+    return hashlib.sha256(json.dumps([VERSION, words]).encode()).hexdigest()[:20]
 
 
 def _split(text: str) -> tuple[str, str, str] | None:
@@ -103,14 +114,14 @@ def prefix_of(probe_text: str) -> str | None:
         pos = nl + 1
 
 
-def apply(root: Path, final_cmd: str, wait_s: float = 0.0) -> dict:
+def apply(root: Path, final_cmd: str, wait_s: float = 0.0, ignore: tuple[str, ...] = ()) -> dict:
     """Rewrite the final command's cudafe1.cpp to include the shared prefix header, when it starts with exactly
     that prefix. Returns a report row (``host_pch``: "used" or why not). ``wait_s``: how long to wait for a
     header the warmer is making right now."""
     parts = final_parts(final_cmd)
     if parts is None:
         return {"host_pch": "not a cudafe1.cpp compile"}
-    folder = root / key(final_cmd)  # type: ignore[operator]
+    folder = root / key(final_cmd, ignore)  # type: ignore[operator]
     if wait_s > 0:
         warm_wait.wait_for(folder / GCH, root, wait_s)
     if not (folder / GCH).exists():

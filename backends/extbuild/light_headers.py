@@ -106,8 +106,8 @@ def files_of(preprocessed: str) -> set[str]:
     return {m.group(1) for m in map(_LINEMARK.match, preprocessed.splitlines()) if m}
 
 
-def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES,
-                          also: set[str] | None = None) -> dict[str, dict[str, str]]:
+def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES, also: set[str] | None = None,
+                          origins: dict[tuple[str, str], set[str]] | None = None) -> dict[str, dict[str, str]]:
     """Names declared directly in each of ``scopes`` by code that comes from ``files`` (and, under the keys
     ``<scope>@also``, by code from ``also``: the light set's files, collected in the same pass).
 
@@ -117,8 +117,9 @@ def namespace_scope_names(preprocessed: str, files: set[str], scopes=SCOPES,
     declared when it follows ``class``/``struct``/``union``/``enum``/``namespace``/``using``/``typedef`` or
     precedes ``(``, ``=``, ``;``, ``{``, ``[`` or ``,``: over-inclusive (a type name before a declarator's
     parenthesis counts too), which only makes the light path step aside more often. A using-declaration or
-    alias of ``at::X``/``c10::X``/``std::X`` does not count (see :data:`_SAME_ENTITY_FROM`)."""
-    walker = _ScopeWalker(files, scopes, also or set())
+    alias of ``at::X``/``c10::X``/``std::X`` does not count (see :data:`_SAME_ENTITY_FROM`). ``origins``, when
+    given, receives (scope, name) -> the files of ``files`` that declare it (the ops path's index)."""
+    walker = _ScopeWalker(files, scopes, also or set(), origins)
     for line in preprocessed.splitlines():
         walker.line(line)
     found = walker.found
@@ -131,10 +132,12 @@ class _ScopeWalker:
     """:func:`namespace_scope_names`'s token walk, one method per kind of token; its state is the brace
     stack, the namespace path being opened, the last few tokens, and the parenthesis/angle depths."""
 
-    def __init__(self, files: set[str], scopes, also: set[str]) -> None:
+    def __init__(self, files: set[str], scopes, also: set[str],
+                 origins: dict[tuple[str, str], set[str]] | None = None) -> None:
         self.found: dict[str, dict[str, str]] = {s: {} for s in scopes}  # scope -> name -> "namespace"|"other"
         self.other: dict[str, dict[str, str]] = {s: {} for s in scopes}  # the same for ``also`` (one pass)
         self.also = also
+        self.origins = origins
         self.files = files | also
         self.stack: list[str | None] = []  # namespace name, "" for transparent/anonymous, None for a body
         self.pending: list[str] | None = None  # namespace path being opened
@@ -213,6 +216,10 @@ class _ScopeWalker:
 
     def add(self, name: str, kind: str = "other") -> None:
         _add(self.other if self.cur in self.also else self.found, self.stack, name, kind)
+        if self.origins is not None and self.cur not in self.also:
+            scope = _scope_of(self.stack)
+            if scope in self.found:
+                self.origins.setdefault((scope, name), set()).add(self.cur)
 
 
 _INTRODUCERS = frozenset({"class", "struct", "union", "enum", "using", "typedef", "concept"})

@@ -45,6 +45,7 @@ class DriverOptions:
     cache: Path | None = None  # where this build may write a light-header analysis
     shared: Path | None = None  # the warmer's analyses, read-only
     ahead: bool = True  # start the light compile beside the analysis (nvcc_light.py)
+    ops: bool = True  # the ops path first: only the operators' headers the .cu names (ops_headers.py)
 
     def argv(self) -> list[str]:
         out = ["--split"] if self.split else []
@@ -53,6 +54,7 @@ class DriverOptions:
             out += ["--light", "--shim", str(self.shim), "--cache", str(self.cache)]
             out += ["--shared", str(self.shared)] if self.shared else []
             out += [] if self.ahead else ["--no-ahead"]
+            out += [] if self.ops else ["--no-ops"]
         return out
 
     def enabled(self) -> bool:
@@ -71,7 +73,8 @@ class DriverOptions:
         paths: dict[str, Path] = {}
         flags: dict[str, bool] = {}
         names = {"--host-pch": "host_pch", "--shim": "shim", "--cache": "cache", "--shared": "shared"}
-        switches = {"--split": ("split", True), "--light": ("light", True), "--no-ahead": ("ahead", False)}
+        switches = {"--split": ("split", True), "--light": ("light", True), "--no-ahead": ("ahead", False),
+                    "--no-ops": ("ops", False)}
         while i < len(words):
             if words[i] in names and i + 1 < len(words):
                 paths[names[words[i]]] = Path(words[i + 1])
@@ -143,6 +146,7 @@ class LightStep:
         words += ["--nvcc-words", str(len(call.command))]
         words += ["--shared", str(opts.shared)] if opts.shared else []
         words += [] if opts.ahead else ["--no-ahead"]
+        words += [] if opts.ops else ["--no-ops"]
         return Call([*words, "--", *call.command], call.args)
 
 

@@ -44,9 +44,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from . import light_headers, warm_wait
+    from . import light_headers, ops_headers, ops_path, warm_wait
 else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
     import light_headers  # type: ignore[no-redef]
+    import ops_headers  # type: ignore[no-redef]
+    import ops_path  # type: ignore[no-redef]
     import warm_wait  # type: ignore[no-redef]
 
 #: How long a build waits for the warmer's analysis of its flags before making its own (the warmer's takes
@@ -160,11 +162,15 @@ class _LightCompile:
     files, not pipes: nobody reads them while the analysis runs, and a full pipe would stall a compile that
     prints much."""
 
-    def __init__(self, command: list[str], shim: Path) -> None:
+    def __init__(self, command: list[str], shim: Path, first: Path | None = None) -> None:
+        """``-I shim`` appended; ``first``: a folder before it (the ops path's extra operators), named to the
+        split driver by :data:`ops_path.EXTRA_ENV`."""
         self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
         self.t0, self.seconds = time.perf_counter(), 0.0
-        self.proc = subprocess.Popen([*command, "-I", str(shim)], stdout=self.files[0], stderr=self.files[1],
-                                     **_own_group())
+        includes = ["-I", str(first)] if first else []
+        env = {**os.environ, ops_path.EXTRA_ENV: str(first)} if first else None
+        self.proc = subprocess.Popen([*command, *includes, "-I", str(shim)], stdout=self.files[0],
+                                     stderr=self.files[1], env=env, **_own_group())
 
     def finish(self) -> tuple[int, bytes, bytes]:
         """Wait for it: its exit status, stdout and stderr."""
@@ -189,6 +195,59 @@ class _LightCompile:
         self.finish()
 
 
+def _ops_compile(command: list[str], code: str, args: list[str], cmd: list[str], flags: list[str], a,
+                 row: dict) -> tuple[int, bytes, bytes] | None:
+    """The ops compile (:mod:`ops_headers`, :mod:`ops_path`) when the ``.cu`` allows it: its exit status and
+    messages, or None (why in ``row["ops_why"]``)."""
+    try:
+        header = ops_headers.functions_header(ops_headers.include_dirs(args))
+        if header is None:
+            row["ops_why"] = ["no ATen/Functions.h on the include path"]
+            return None
+        text = header.read_text()
+        index, base = ops_path.find(cmd, flags, a.shim, a.cache, tuple(a.shared), analysis_key(cmd, flags), text,
+                                    SHARED_WAIT_S)
+        ops, why = ops_headers.plan(code, index)
+        extra = ops - ops_headers.KEEP - set(index.always)
+        if extra and not ops_path.extension_first(code):
+            why.append("names operators beyond the base before any #include <torch/extension.h>")
+    except Exception as exc:  # noqa: BLE001 - any surprise means the light path
+        why = [f"ops analysis failed: {exc!r}"[:300]]
+    row["ops_why"] = why
+    if why:
+        return None
+    with tempfile.TemporaryDirectory(prefix="mkb-ops-") as tmp:
+        first = None
+        if extra:
+            first = Path(tmp)
+            (first / "torch").mkdir()
+            (first / "torch" / "extension.h").write_text(ops_path.extra_text(extra))
+        compile_ = _LightCompile(command, base, first)
+        result = compile_.finish()
+    row["ops_extra"], row["ops_s"] = sorted(extra), round(compile_.seconds, 3)
+    return result
+
+
+def _try_ops(command: list[str], code: str, args: list[str], cmd: list[str], flags: list[str], a,
+             row: dict) -> bool:
+    """True when the ops compile built (its messages printed, the row reported); False to go on with the
+    light compile."""
+    result = _ops_compile(command, code, args, cmd, flags, a, row)
+    if result is None:
+        return False
+    rc, out, err = result
+    if rc != 0:
+        msg = err.decode(errors="replace") + out.decode(errors="replace")
+        first = next((ln for ln in msg.splitlines() if "error" in ln), msg.strip()[-200:])
+        row["ops_why"] = [f"ops compile failed: {first.strip()[:300]}"]
+        return False
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    row["path"] = "ops"
+    _report(a.report, row)
+    return True
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
@@ -204,6 +263,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--report", type=Path, default=None)
     ap.add_argument("--no-ahead", action="store_true",
                     help="wait for the analysis before the light compile starts (an A/B switch)")
+    ap.add_argument("--no-ops", action="store_true",
+                    help="no ops path: every operator's header, as the light path reads them (an A/B switch)")
     ap.add_argument("--nvcc-words", type=int, default=1,
                     help="how many leading words of the command are the compiler (3 for nvcc_split: python, script, nvcc)")
     a = ap.parse_args(argv[:cut])
@@ -233,6 +294,10 @@ def main(argv: list[str]) -> int:
     if row["why"] and light is not None:
         light.stop()  # ruled out after all: its compilers stop, the stock build starts
     elif not row["why"]:
+        if light is None and not a.no_ops:  # no light compile running already: the ops path first
+            done = _try_ops(command, code, args, cmd, analysis_flags(args), a, row)
+            if done:
+                return 0
         light = light or _LightCompile(command, a.shim)
         rc, out, err = light.finish()
         row["light_s"] = round(light.seconds, 3)

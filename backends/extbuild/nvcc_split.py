@@ -219,7 +219,10 @@ def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None 
         return device.returncode
     if host_pch_root is not None and len(p.final) == 1:
         try:
-            row.update(host_pch.apply(host_pch_root, p.final[0], wait_s=HOST_PCH_WAIT_S))
+            # The ops path's per-build folder of extra operators is not part of the prefix's key (ops_path.py).
+            extra = os.environ.get("MKB_OPS_EXTRA_INCLUDE")
+            row.update(host_pch.apply(host_pch_root, p.final[0], wait_s=HOST_PCH_WAIT_S,
+                                      ignore=(extra,) if extra else ()))
         except Exception as exc:  # noqa: BLE001 - never fail a build over its header
             row["host_pch"] = f"error: {exc!r}"[:300]
     t0, cpu = time.perf_counter(), _children_cpu()

@@ -44,7 +44,8 @@ def header_paths(build_root: Path) -> dict:
     so a run shows whether the light path and the PCH were used."""
     paths: dict[str, int] = {}
     why: dict[str, int] = {}
-    secs: dict[str, list[float]] = {"analysis_s": [], "light_s": [], "stock_s": []}
+    secs: dict[str, list[float]] = {"analysis_s": [], "ops_s": [], "light_s": [], "stock_s": []}
+    ops_why: dict[str, int] = {}  # why a .cu did not take the ops path (backends/extbuild/ops_headers.py)
     for rep in build_root.rglob("mkb_cuda_headers.jsonl"):
         for line in rep.read_text(errors="replace").splitlines():
             try:
@@ -54,6 +55,8 @@ def header_paths(build_root: Path) -> dict:
             paths[row.get("path", "?")] = paths.get(row.get("path", "?"), 0) + 1
             for w in row.get("why") or []:
                 why[w[:120]] = why.get(w[:120], 0) + 1
+            for w in row.get("ops_why") or []:
+                ops_why[w[:120]] = ops_why.get(w[:120], 0) + 1
             for k in secs:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
@@ -71,7 +74,7 @@ def header_paths(build_root: Path) -> dict:
                 if isinstance(row.get(k), (int, float)):
                     secs[k].append(row[k])
     pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
-    return {"paths": paths, "why": why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
+    return {"paths": paths, "why": why, "ops_why": ops_why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
             "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
             "host_pch": host,
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
