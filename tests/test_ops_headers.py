@@ -102,3 +102,16 @@ def test_the_per_build_folder_is_not_part_of_the_host_prefix_key():
     assert host_pch.key(spaced, ("/tmp/mkb-ops-x",)) == host_pch.key(base)
     assert host_pch.key(final) != host_pch.key(base)  # only the named folder is left out
     assert host_pch.key(final, ("/b/light/ops-1",)) != host_pch.key(base)
+
+
+def test_the_per_build_folder_is_not_part_of_the_module_id():
+    """The module id names the prelude's anonymous namespaces in cudafe++'s output: were it to hold the per-build
+    folder, the prelude's text (the host prefix) would differ for every build with extra operators (seen on an
+    H100: 9 of 15 ops builds "prefix differs", the 6 without extras "used")."""
+    from multikernelbench.backends.extbuild import nvcc_split
+
+    args = ["-O3", "-I/b/ops-1", "-c", "cuda.cu", "-o", "cuda.o"]
+    plain = nvcc_split.module_identifier("cuda.cu", args)
+    assert nvcc_split.module_identifier("cuda.cu", ["-I/tmp/x", *args], ("/tmp/x",)) == plain
+    assert nvcc_split.module_identifier("cuda.cu", ["-I", "/tmp/x", *args], ("/tmp/x",)) == plain
+    assert nvcc_split.module_identifier("cuda.cu", ["-I/tmp/x", *args]) != plain

@@ -133,23 +133,33 @@ def _outputs(cmd: str) -> list[str]:
 _PER_BUILD_VALUE = ("-o", "-MF", "--output-file")
 
 
-def module_identifier(source: str, args: list[str]) -> str:
+def module_identifier(source: str, args: list[str], ignore: tuple[str, ...] = ()) -> str:
     """The module id, spelled like nvcc's own, from the compile's flags (less what differs per build: output
     paths, the extension's name) and the source's file name: the same for every build of a flag set, so that
     cudafe++ writes the prelude's declarations identically and :mod:`host_pch` can precompile them. Unique
     per translation unit is all it must be (it names the TU's anonymous namespaces; the symbols it appears in
-    are hidden), and an extension is one ``.cu``."""
+    are hidden), and an extension is one ``.cu``. ``ignore``: ``-I`` folders that differ per build too (the ops
+    path's folder of extra operators, ops_path.py), which would otherwise change the prelude's text."""
     stem = re.sub(r"\W", "_", Path(source).name)
     flags, skip = [], False
-    for a in args:
+    for i, a in enumerate(args):
         if skip:
             skip = False
-        elif a in _PER_BUILD_VALUE:
+        elif a in _PER_BUILD_VALUE or (a == "-I" and args[i + 1:i + 2] and args[i + 1] in ignore):
             skip = True
+        elif a.startswith("-I") and a[2:] in ignore:
+            continue
         elif a != source and not a.startswith("-DTORCH_EXTENSION_NAME="):
             flags.append(a)
     digest = hashlib.sha256("\0".join(flags).encode()).hexdigest()
     return f"_{digest[:16]}_{len(stem)}_{stem}_mkb"  # "_mkb": ours, not nvcc's (tests tell them apart by it)
+
+
+def _ops_extra() -> tuple[str, ...]:
+    """The ops path's per-build folder of extra operators (named by nvcc_light in ``MKB_OPS_EXTRA_INCLUDE``,
+    see ops_path.py): left out of the module id and the host prefix's key, like the other per-build paths."""
+    extra = os.environ.get("MKB_OPS_EXTRA_INCLUDE")
+    return (extra,) if extra else ()
 
 
 def _script(cmds: list[str]) -> str:
@@ -174,7 +184,7 @@ def environment(env_lines: list[str]) -> dict[str, str]:
 
 def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None = None,
               report: Path | None = None) -> int:
-    Path(p.module_id_file).write_text(module_identifier(source, args))
+    Path(p.module_id_file).write_text(module_identifier(source, args, _ops_extra()))
     env = environment(p.env_lines)
     t_start, cpu = time.time(), _children_cpu()
     # Each chain in a process group of its own (same session, so the harness's session-wide kill still
@@ -220,9 +230,7 @@ def run_split(p: Plan, source: str, args: list[str], host_pch_root: Path | None 
     if host_pch_root is not None and len(p.final) == 1:
         try:
             # The ops path's per-build folder of extra operators is not part of the prefix's key (ops_path.py).
-            extra = os.environ.get("MKB_OPS_EXTRA_INCLUDE")
-            row.update(host_pch.apply(host_pch_root, p.final[0], wait_s=HOST_PCH_WAIT_S,
-                                      ignore=(extra,) if extra else ()))
+            row.update(host_pch.apply(host_pch_root, p.final[0], wait_s=HOST_PCH_WAIT_S, ignore=_ops_extra()))
         except Exception as exc:  # noqa: BLE001 - never fail a build over its header
             row["host_pch"] = f"error: {exc!r}"[:300]
     t0, cpu = time.perf_counter(), _children_cpu()
