@@ -12,7 +12,9 @@ Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
 ``fast_build`` (default True), ``split_nvcc`` (default True; see backends/extbuild/nvcc_split.py), ``light_headers``
 (default True: the ``.cu`` with ``<torch/extension.h>`` read as ``<torch/types.h>`` where that keeps its meaning,
 stock otherwise; see backends/extbuild/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
-analysis is not made yet starts its light compile beside the wait; see backends/extbuild/nvcc_light.py), ``cache_dir`` (default:
+analysis is not made yet starts its light compile beside the wait; see backends/extbuild/nvcc_light.py), ``light_ops``
+(default True: a light build reads only the per-operator headers its ``.cu`` names, from the warmer's analysis;
+see backends/extbuild/ops_headers.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.

@@ -4,6 +4,8 @@ real compiles (nvcc, symbols compared with the light build) are in test_cuda_lig
 
 from __future__ import annotations
 
+import time
+
 from _light_sources import PRELUDE, RELU_LIKE
 
 from multikernelbench.backends.extbuild import host_pch, ops_headers, ops_path
@@ -115,3 +117,20 @@ def test_the_per_build_folder_is_not_part_of_the_module_id():
     assert nvcc_split.module_identifier("cuda.cu", ["-I/tmp/x", *args], ("/tmp/x",)) == plain
     assert nvcc_split.module_identifier("cuda.cu", ["-I", "/tmp/x", *args], ("/tmp/x",)) == plain
     assert nvcc_split.module_identifier("cuda.cu", ["-I/tmp/x", *args]) != plain
+
+
+def test_with_a_warmer_a_build_neither_makes_the_index_nor_waits_for_it(tmp_path):
+    """The index costs ~15-30 CPU-s and a build's cache is its own: with the warmer's folder given, a build that
+    finds no index there takes the light path at once (``None``) instead of making one (the command here would
+    fail if it ran); the warmer's, once there, is read."""
+    shared = tmp_path / "analysis"
+    shared.mkdir()
+    t0 = time.monotonic()
+    assert ops_path.find(["false"], [], tmp_path, tmp_path / "cache", (shared,), "k", FUNCTIONS_H) is None
+    assert time.monotonic() - t0 < 2 and not (tmp_path / "cache").exists()
+    k = ops_path.key("k", FUNCTIONS_H)
+    (shared / f"{k}.ops.json").write_text(_index().to_json())
+    assert ops_path.find(["false"], [], tmp_path, tmp_path / "cache", (shared,), "k", FUNCTIONS_H) is None  # no base
+    ops_path.write_folder(shared / f"ops-{k}", FUNCTIONS_H, ops_headers.KEEP)
+    index, base = ops_path.find(["false"], [], tmp_path, tmp_path / "cache", (shared,), "k", FUNCTIONS_H)
+    assert index.where == _index().where and base == shared / f"ops-{k}"

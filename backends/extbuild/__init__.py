@@ -25,5 +25,5 @@ kept together, what runs where (and with whose rights) is visible in one place.
 * :mod:`.flag_variants` -- which flag sets a run's sources build with (the warmer makes those first).
 
 Every speed-up can be switched off by a typed backend option (backends/options.py: ``pch``, ``split_nvcc``,
-``light_headers``, ``light_ahead``, ``fast_build``); docs/builds.md has the measurements behind each.
+``light_headers``, ``light_ahead``, ``light_ops``, ``fast_build``); docs/builds.md has the measurements behind each.
 """

@@ -13,6 +13,9 @@ For one ``nvcc -c X.cu``:
 2. If the ``.cu`` has none of the hazards :func:`light_headers.light_hazards` looks for, it is compiled with
    ``-I DIR`` appended (``DIR/torch/extension.h`` is :data:`light_headers.SHIM_TEXT`; ``-I`` directories are
    searched before torch's ``-isystem`` ones, and after any ``-I`` the candidate passed, as stock would).
+   Before it, when the trusted warmer's ops analysis for these flags is there and the ``.cu`` allows it, the
+   *ops path* (:mod:`ops_headers`, :mod:`ops_path`): the same compile reading only the per-operator headers
+   the ``.cu`` names (~25-30 % less CPU); the light compile runs only if that one fails.
 3. If that compile fails, or a hazard was found, or anything in 1-2 goes wrong, the unchanged command runs:
    the stock build, with stock's messages and exit status. The light attempt's messages are not shown.
 
@@ -205,8 +208,11 @@ def _ops_compile(command: list[str], code: str, args: list[str], cmd: list[str],
             row["ops_why"] = ["no ATen/Functions.h on the include path"]
             return None
         text = header.read_text()
-        index, base = ops_path.find(cmd, flags, a.shim, a.cache, tuple(a.shared), analysis_key(cmd, flags), text,
-                                    SHARED_WAIT_S)
+        found = ops_path.find(cmd, flags, a.shim, a.cache, tuple(a.shared), analysis_key(cmd, flags), text)
+        if found is None:
+            row["ops_why"] = ["the warmer has no ops analysis for these flags (yet)"]
+            return None
+        index, base = found
         ops, why = ops_headers.plan(code, index)
         extra = ops - ops_headers.KEEP - set(index.always)
         if extra and not ops_path.extension_first(code):

@@ -33,11 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from . import light_headers, ops_headers, warm_wait
+    from . import light_headers, ops_headers
 else:  # run as a script (the build's nvcc)
     import light_headers  # type: ignore[no-redef]
     import ops_headers  # type: ignore[no-redef]
-    import warm_wait  # type: ignore[no-redef]
 
 #: Names the per-build folder of extra operators for the split driver, which leaves it out of the host
 #: prefix's key (nvcc_split.py).
@@ -152,16 +151,20 @@ def make(cmd: list[str], flags: list[str], shim: Path, folder: Path, light_key: 
 
 
 def find(cmd: list[str], flags: list[str], shim: Path, cache: Path, shared: tuple[Path, ...], light_key: str,
-         functions_text: str, wait_s: float) -> tuple[ops_headers.OpsIndex, Path]:
-    """The warmer's index and base (in ``shared``, waited for while it makes them) or else this build's own,
-    made in ``cache``."""
+         functions_text: str) -> tuple[ops_headers.OpsIndex, Path] | None:
+    """The warmer's index and base when a ``shared`` folder is given, else this build's own, made in ``cache``.
+
+    With a warmer, a build never makes its own and never waits for it: the index is ~15-30 CPU-s, and ``cache``
+    is the candidate's own folder, so every build of a run would pay it (on an H100 host the first builds of a
+    cold machine waited for the warmer's instead, first result 36 s). None: not there (yet), the light path."""
     k = key(light_key, functions_text)
+    if not shared:
+        return make(cmd, flags, shim, cache, light_key, functions_text)
     for folder in shared:
-        warm_wait.wait_for(folder / f"{k}.ops.json", folder, wait_s)
         try:
             index = ops_headers.OpsIndex.from_json((folder / f"{k}.ops.json").read_text())
         except (OSError, ValueError, TypeError):
             continue
         if index.broken or (folder / f"ops-{k}" / "ATen" / "Functions.h").is_file():
             return index, folder / f"ops-{k}"
-    return make(cmd, flags, shim, cache, light_key, functions_text)
+    return None
