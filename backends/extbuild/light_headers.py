@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, TypeVar, cast
 
 #: What the light ``torch/extension.h`` holds.
 SHIM_TEXT = ("// multikernelbench light path: <torch/extension.h> read as <torch/types.h> (what load_inline\n"
@@ -69,25 +70,36 @@ _UNQUALIFIED_INTO = re.compile(r"\busing\s+namespace\s+(?:::)?(torch|at|c10|pybi
 _QUALIFIED = re.compile(r"(?<![\w:])(?:::)?(torch|at|c10)\s*::\s*([A-Za-z_]\w*)")
 
 
+_J = TypeVar("_J", bound="VersionedJson")
+
+
+class VersionedJson:
+    """An analysis dataclass stored as JSON with its ``version``: a file of another version is refused (the
+    caller makes it again), so a changed analysis never reads an old one."""
+
+    VERSION: ClassVar[str] = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(cast(Any, self)), sort_keys=True)
+
+    @classmethod
+    def from_json(cls: type[_J], text: str) -> _J:
+        d = json.loads(text)
+        if d.get("version") != cls.VERSION:
+            raise ValueError(f"analysis version {d.get('version')!r}, expected {cls.VERSION!r}")
+        return cls(**d)
+
+
 @dataclass
-class HeaderDiff:
+class HeaderDiff(VersionedJson):
     """What the full header set has that the light one lacks (see the module docstring)."""
 
+    VERSION: ClassVar[str] = ANALYSIS_VERSION
     macros: list[str] = field(default_factory=list)  # defined only in full, or with another definition
     names: dict[str, list[str]] = field(default_factory=dict)  # scope ("" = global) -> names declared only in full
     namespaces: dict[str, list[str]] = field(default_factory=dict)  # those of ``names`` that are namespaces
     full_only_files: int = 0
     version: str = ANALYSIS_VERSION
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> HeaderDiff:
-        d = json.loads(text)
-        if d.get("version") != ANALYSIS_VERSION:
-            raise ValueError(f"analysis version {d.get('version')!r}, expected {ANALYSIS_VERSION!r}")
-        return cls(**d)
 
 
 def macro_table(preprocessed: str) -> dict[str, str]:

@@ -34,10 +34,10 @@ Standard library only: it runs inside the nvcc driver, a plain script.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 if __package__:
     from . import light_headers
@@ -97,9 +97,10 @@ def shim_text(functions_text: str, keep: set[str] | frozenset[str]) -> str:
 
 
 @dataclass
-class OpsIndex:
+class OpsIndex(light_headers.VersionedJson):
     """What the every-operator set declares that the no-operator one does not, and where."""
 
+    VERSION: ClassVar[str] = OPS_VERSION
     macros: list[str] = field(default_factory=list)  # defined only with every operator, or differently
     globals: list[str] = field(default_factory=list)  # global names declared only with every operator
     where: dict[str, list[str]] = field(default_factory=dict)  # name -> operators declaring it ("?": elsewhere)
@@ -107,16 +108,6 @@ class OpsIndex:
     operators: int = 0
     broken: str = ""  # why no build may take the ops path with these flags ("" = usable)
     version: str = OPS_VERSION
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> OpsIndex:
-        d = json.loads(text)
-        if d.get("version") != OPS_VERSION:
-            raise ValueError(f"ops analysis version {d.get('version')!r}, expected {OPS_VERSION!r}")
-        return cls(**d)
 
 
 def analyse(none_pp: str, every_pp: str, ops: list[str]) -> OpsIndex:
