@@ -25,15 +25,12 @@ def local_ray():
     if ray.is_initialized():
         yield ray
         return
-    from multikernelbench.cluster.ray_import import ray_env_restored
-
-    with ray_env_restored():  # the next module's Ray session must not inherit this one's token mode
-        ray.init(address="local", num_cpus=2, object_store_memory=STORE_BYTES, include_dashboard=False,
-                 log_to_driver=False)  # a new instance, not one another session left running on this machine
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
+    ray.init(address="local", num_cpus=2, object_store_memory=STORE_BYTES, include_dashboard=False,
+             log_to_driver=False)  # a new instance, not one another session left running on this machine
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 @pytest.fixture(params=EXECUTORS)

@@ -22,7 +22,6 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from multikernelbench.anticheat.config import AntiCheatConfig  # noqa: E402
-from multikernelbench.cluster.ray_import import ray_env_restored  # noqa: E402
 from multikernelbench.engine.candidates import Candidate  # noqa: E402
 from multikernelbench.engine.config import EngineConfig, TimingConfig  # noqa: E402
 from multikernelbench.records import Status  # noqa: E402
@@ -123,14 +122,13 @@ def cluster():
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": STORE_MB,
                                                       "include_dashboard": False, "_system_config": system})
     second = c.add_node(num_cpus=1, object_store_memory=STORE_MB)
-    with ray_env_restored():
-        ray.init(address=c.address, log_to_driver=False)
-        c.wait_for_nodes()
-        try:
-            yield c, second
-        finally:
-            ray.shutdown()
-            c.shutdown()
+    ray.init(address=c.address, log_to_driver=False)
+    c.wait_for_nodes()
+    try:
+        yield c, second
+    finally:
+        ray.shutdown()
+        c.shutdown()
 
 
 @pytest.fixture

@@ -134,21 +134,17 @@ def _evaluate(mode: str, suite, build_root, cand, store):
     from multikernelbench.cluster.ray_runner import RayRunner
 
     assert not ray.is_initialized()  # the instance must start now, from the environment with the canaries
-    from multikernelbench.cluster.ray_import import ray_env_restored
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        def env_of_a_ray_task(name: str) -> str | None:
+            return os.environ.get(name)
 
-    with ray_env_restored():  # the next module's Ray session must not inherit this one's token mode
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-        try:
-            def env_of_a_ray_task(name: str) -> str | None:
-                return os.environ.get(name)
-
-            # The control: Ray's own processes hold the canary; only the worker's allow-list keeps it from the
-            # candidate.
-            RAY_CONTROL["HF_TOKEN"] = ray.get(ray.remote(env_of_a_ray_task).remote("HF_TOKEN"))
-            (r,) = RayRunner(dataclasses.replace(cfg, ray_address="local"), store, progress=False).evaluate(
-                [suite[RELU]], [cand])
-        finally:
-            ray.shutdown()
+        # The control: Ray's own processes hold the canary; only the worker's allow-list keeps it from the candidate.
+        RAY_CONTROL["HF_TOKEN"] = ray.get(ray.remote(env_of_a_ray_task).remote("HF_TOKEN"))
+        (r,) = RayRunner(dataclasses.replace(cfg, ray_address="local"), store, progress=False).evaluate(
+            [suite[RELU]], [cand])
+    finally:
+        ray.shutdown()
     return r
 
 

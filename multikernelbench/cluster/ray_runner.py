@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from multikernelbench.backends.base import Availability, Backend
 from multikernelbench.cluster.ray_executor import LANE_WAIT_S, RayExecutor
-from multikernelbench.cluster.ray_import import ray_env_restored, require_ray
+from multikernelbench.cluster.ray_import import require_ray
 from multikernelbench.engine.executor import Executor
 from multikernelbench.engine.runner import Runner
 from multikernelbench.engine.schedule import Schedule
@@ -77,16 +77,15 @@ class RayRunner(Runner):
 
     # ------------------------------------------------------------------------------------------------
     def evaluate(self, tasks, candidates) -> list[EvalResult]:
-        with ray_env_restored():  # a session started here leaves no token mode behind (cluster/ray_import.py)
-            owns = self._connect()
-            try:
-                # a proxy with Backend's interface (the rest by __getattr__), not a subclass: Backend's own
-                # defaults must not shadow the driver's object
-                self.backend = cast(Backend, LaneBackend(self.backend, self._probe()))
-                return super().evaluate(tasks, candidates)
-            finally:
-                if owns:
-                    self.ray.shutdown()
+        owns = self._connect()
+        try:
+            # a proxy with Backend's interface (the rest by __getattr__), not a subclass: Backend's own
+            # defaults must not shadow the driver's object
+            self.backend = cast(Backend, LaneBackend(self.backend, self._probe()))
+            return super().evaluate(tasks, candidates)
+        finally:
+            if owns:
+                self.ray.shutdown()
 
     def _connect(self) -> bool:
         ray = self.ray
