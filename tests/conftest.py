@@ -78,6 +78,14 @@ def pytest_configure(config):
     order (``--no-loadscope-reorder``); set here rather than in addopts, which would break a run without xdist."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # Ray's authentication mode, fixed for every Ray session of the suite (before any starts: each xdist worker
+    # configures before collecting). ``ray.init()`` of a local cluster otherwise writes RAY_AUTH_MODE=token into
+    # os.environ and switches the process to token mode for good; test_worker_isolation then restores its saved
+    # environment, which removes the variable, and the next module's cluster (test_ray_cluster, same worker) ran
+    # its nodes without token mode beside a driver in it: the GCS's calls to the driver came without the token,
+    # the GCS took the driver for dead and cancelled every lane actor (five failures in two CI-like runs,
+    # whenever the two files met on one worker in that order). tests/test_ray_env.py replays that sequence.
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 def pytest_collection_modifyitems(config, items):
