@@ -20,7 +20,8 @@ kept together, what runs where (and with whose rights) is visible in one place.
   ``apply``) around nvcc;
 * :mod:`.nvcc_split` -- nvcc's device and host halves as separate ninja steps (the host half with the prefix);
 * :mod:`.nvcc_light` and :mod:`.light_headers` -- a ``.cu`` read with ``<torch/types.h>`` where that keeps its
-  meaning;
+  meaning; :mod:`.ops_headers` and :mod:`.ops_path` -- and with only the operator headers it names (the warmer
+  makes their index and base folder); :mod:`.probe_store` -- what both analyses share;
 * :mod:`.warm_wait` -- a build that finds an artefact being made waits for it, bounded;
 * :mod:`.flag_variants` -- which flag sets a run's sources build with (the warmer makes those first).
 

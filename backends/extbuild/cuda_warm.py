@@ -121,8 +121,7 @@ def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = W
     for extra, v in (flag_sets if flag_sets is not None else host_pch_flags(variants)):
         try:
             cmd = shlex.split(v.get("nvcc", "nvcc"))
-            flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", ""))
-                                              + shlex.split(v.get("cuda_post_cflags", "")))
+            flags = _analysis_flags(v)
             t0 = time.perf_counter()
             nvcc_light.write_shim(light_root / "include")
             d = nvcc_light.header_diff(cmd, flags, light_root / "include", light_root / "analysis")
@@ -134,6 +133,13 @@ def warm_light(light_root: Path | str, variants: tuple[tuple[str, ...], ...] = W
         except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
             report.append({"variant": list(extra), "state": "error", "error": repr(exc)[:500]})
     return report
+
+
+def _analysis_flags(v: dict[str, str]) -> list[str]:
+    """A flag set's nvcc flags (its build.ninja variables) as a build's analyses key them."""
+    from multikernelbench.backends.extbuild import nvcc_light
+
+    return nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
 
 
 def _ops_base(cmd: list[str], flags: list[str], light_root: Path) -> tuple[Path | None, bool, dict[str, Any]]:
@@ -201,14 +207,11 @@ def warm_host_pch(light_root: Path | str, flag_sets: list[tuple[tuple[str, ...],
     light_root = Path(light_root)
 
     def make(nvcc: str, v: dict[str, str], shim: Path, tmp: Path) -> list[dict[str, Any]]:
-        from multikernelbench.backends.extbuild import nvcc_light
-
         probe = tmp / "cuda.cu"
         probe.write_text(host_pch.PRELUDE + "__global__ void mkb_host_pch_probe() {}\n")
         rows = [nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, shim), light_root / "host", tmp_root=str(tmp))]
         # The ops path's prelude reads the base folder instead of the light shim: a prefix of its own.
-        flags = nvcc_light.analysis_flags(shlex.split(v.get("cuda_cflags", "")) + shlex.split(v.get("cuda_post_cflags", "")))
-        base, usable, _ = _ops_base(shlex.split(v.get("nvcc", "nvcc")), flags, light_root)
+        base, usable, _ = _ops_base(shlex.split(v.get("nvcc", "nvcc")), _analysis_flags(v), light_root)
         if usable and base is not None:
             rows.append({"ops": True, **nvcc_split.make_host_pch(nvcc, _probe_args(v, probe, base), light_root / "host",
                                                                 tmp_root=str(tmp))})

@@ -47,6 +47,9 @@ VERSION = "mkb-host-pch-1"
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # what load_inline writes
 HEADER = "prefix.h"
 GCH = HEADER + ".gch"
+#: Names the ops path's per-build ``-I`` folder (nvcc_light.py sets it for its compile): left out of the key
+#: and of the split driver's module id, like the other per-build paths.
+EXTRA_INCLUDE_ENV = "MKB_OPS_EXTRA_INCLUDE"
 _MARK = re.compile(r'^# \d+ "(.*)"')
 
 
@@ -75,16 +78,21 @@ def key(final_cmd: str, ignore: tuple[str, ...] = ()) -> str | None:
     parts = final_parts(final_cmd)
     if parts is None:
         return None
-    words: list[str] = []
+    return hashlib.sha256(json.dumps([VERSION, without_includes(parts[0], ignore)]).encode()).hexdigest()[:20]
+
+
+def without_includes(words: list[str], ignore: tuple[str, ...]) -> list[str]:
+    """``words`` less ``-I DIR`` / ``-IDIR`` for each DIR of ``ignore`` (also the split driver's module id)."""
+    out: list[str] = []
     skip = False
-    for i, w in enumerate(parts[0]):
+    for i, w in enumerate(words):
         if skip:
             skip = False
-        elif w == "-I" and parts[0][i + 1:i + 2] and parts[0][i + 1] in ignore:
+        elif w == "-I" and words[i + 1:i + 2] and words[i + 1] in ignore:
             skip = True
         elif not (w.startswith("-I") and w[2:] in ignore):
-            words.append(w)
-    return hashlib.sha256(json.dumps([VERSION, words]).encode()).hexdigest()[:20]
+            out.append(w)
+    return out
 
 
 def _split(text: str) -> tuple[str, str, str] | None:

@@ -33,7 +33,6 @@ Standard library only (run as a script, like nvcc_split.py).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -47,11 +46,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from . import light_headers, ops_headers, ops_path, warm_wait
+    from . import host_pch, light_headers, ops_headers, ops_path, probe_store, warm_wait
 else:  # run as a script (the build's nvcc): beside this file, without importing the package (and torch)
+    import host_pch  # type: ignore[no-redef]
     import light_headers  # type: ignore[no-redef]
     import ops_headers  # type: ignore[no-redef]
     import ops_path  # type: ignore[no-redef]
+    import probe_store  # type: ignore[no-redef]
     import warm_wait  # type: ignore[no-redef]
 
 #: How long a build waits for the warmer's analysis of its flags before making its own (the warmer's takes
@@ -84,14 +85,6 @@ def analysis_flags(args: list[str]) -> list[str]:
     return out
 
 
-def _preprocess(cmd: list[str], flags: list[str], probe: Path, extra: list[str]) -> str:
-    res = subprocess.run([*cmd, *flags, *extra, "-E", "-Xcompiler", "-dD", str(probe)], capture_output=True,
-                         text=True, timeout=600)
-    if res.returncode != 0:
-        raise RuntimeError(f"preprocessing the probe failed ({res.returncode}): {res.stderr[-500:]}")
-    return res.stdout
-
-
 def analysis_key(cmd: list[str], flags: list[str]) -> str:
     """Names one flag set's analysis: the compiler (its last word: nvcc, also under the split driver) and the
     flags (:func:`analysis_flags`)."""
@@ -111,29 +104,19 @@ def header_diff(cmd: list[str], flags: list[str], shim: Path, cache: Path,
             return light_headers.HeaderDiff.from_json((folder / f"{key}.json").read_text())
         except (OSError, ValueError, TypeError):
             continue
-    path = cache / f"{key}.json"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / f"{key}.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one process makes it; the others wait and read it
-        try:
-            if path.exists():
-                return light_headers.HeaderDiff.from_json(path.read_text())
-            with tempfile.TemporaryDirectory(prefix="mkb-light-") as tmp:
-                probe = Path(tmp) / "probe.cu"
-                probe.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
-                                 "#include <torch/extension.h>\n")
-                # Side by side (each is one nvcc -E, one core): the first builds of a run wait for this.
-                with ThreadPoolExecutor(2) as pool:
-                    full_f = pool.submit(_preprocess, cmd, flags, probe, [])
-                    light_f = pool.submit(_preprocess, cmd, flags, probe, ["-I", str(shim)])
-                    full, light = full_f.result(), light_f.result()
-            d = light_headers.diff(light, full)
-            tmp_path = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp_path.write_text(d.to_json())
-            os.replace(tmp_path, path)
-            return d
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    def make() -> str:
+        with tempfile.TemporaryDirectory(prefix="mkb-light-") as tmp:
+            probe = Path(tmp) / "probe.cu"
+            probe.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+                             "#include <torch/extension.h>\n")
+            # Side by side (each is one nvcc -E, one core): the first builds of a run wait for this.
+            with ThreadPoolExecutor(2) as pool:
+                full_f = pool.submit(probe_store.preprocess, cmd, flags, probe, [])
+                light_f = pool.submit(probe_store.preprocess, cmd, flags, probe, ["-I", str(shim)])
+                full, light = full_f.result(), light_f.result()
+        return light_headers.diff(light, full).to_json()
+
+    return light_headers.HeaderDiff.from_json(probe_store.made_once(cache / f"{key}.json", make))
 
 
 def write_shim(shim: Path) -> None:
@@ -167,11 +150,11 @@ class _LightCompile:
 
     def __init__(self, command: list[str], shim: Path, first: Path | None = None) -> None:
         """``-I shim`` appended; ``first``: a folder before it (the ops path's extra operators), named to the
-        split driver by :data:`ops_path.EXTRA_ENV`."""
+        split driver by :data:`host_pch.EXTRA_INCLUDE_ENV`."""
         self.files = (tempfile.TemporaryFile(), tempfile.TemporaryFile())
         self.t0, self.seconds = time.perf_counter(), 0.0
         includes = ["-I", str(first)] if first else []
-        env = {**os.environ, ops_path.EXTRA_ENV: str(first)} if first else None
+        env = {**os.environ, host_pch.EXTRA_INCLUDE_ENV: str(first)} if first else None
         self.proc = subprocess.Popen([*command, *includes, "-I", str(shim)], stdout=self.files[0],
                                      stderr=self.files[1], env=env, **_own_group())
 
@@ -196,6 +179,12 @@ class _LightCompile:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.finish()
+
+
+def _first_error(out: bytes, err: bytes) -> str:
+    """The first line of a failed compile's messages that says "error" (else their end), for the report."""
+    text = err.decode(errors="replace") + out.decode(errors="replace")
+    return next((ln for ln in text.splitlines() if "error" in ln), text.strip()[-200:]).strip()[:300]
 
 
 def _ops_compile(command: list[str], code: str, args: list[str], cmd: list[str], flags: list[str], a,
@@ -243,9 +232,7 @@ def _try_ops(command: list[str], code: str, args: list[str], cmd: list[str], fla
         return False
     rc, out, err = result
     if rc != 0:
-        msg = err.decode(errors="replace") + out.decode(errors="replace")
-        first = next((ln for ln in msg.splitlines() if "error" in ln), msg.strip()[-200:])
-        row["ops_why"] = [f"ops compile failed: {first.strip()[:300]}"]
+        row["ops_why"] = [f"ops compile failed: {_first_error(out, err)}"]
         return False
     sys.stdout.buffer.write(out)
     sys.stderr.buffer.write(err)
@@ -313,9 +300,7 @@ def main(argv: list[str]) -> int:
             row["path"] = "light"
             _report(a.report, row)
             return 0
-        text = err.decode(errors="replace") + out.decode(errors="replace")
-        first = next((ln for ln in text.splitlines() if "error" in ln), text.strip()[-200:])
-        row["why"] = [f"light compile failed: {first.strip()[:300]}"]
+        row["why"] = [f"light compile failed: {_first_error(out, err)}"]
     t0 = time.perf_counter()
     rc = stock()
     row["stock_s"] = round(time.perf_counter() - t0, 3)

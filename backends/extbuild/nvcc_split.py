@@ -142,13 +142,11 @@ def module_identifier(source: str, args: list[str], ignore: tuple[str, ...] = ()
     path's folder of extra operators, ops_path.py), which would otherwise change the prelude's text."""
     stem = re.sub(r"\W", "_", Path(source).name)
     flags, skip = [], False
-    for i, a in enumerate(args):
+    for a in host_pch.without_includes(args, ignore):
         if skip:
             skip = False
-        elif a in _PER_BUILD_VALUE or (a == "-I" and args[i + 1:i + 2] and args[i + 1] in ignore):
+        elif a in _PER_BUILD_VALUE:
             skip = True
-        elif a.startswith("-I") and a[2:] in ignore:
-            continue
         elif a != source and not a.startswith("-DTORCH_EXTENSION_NAME="):
             flags.append(a)
     digest = hashlib.sha256("\0".join(flags).encode()).hexdigest()
@@ -156,9 +154,9 @@ def module_identifier(source: str, args: list[str], ignore: tuple[str, ...] = ()
 
 
 def _ops_extra() -> tuple[str, ...]:
-    """The ops path's per-build folder of extra operators (named by nvcc_light in ``MKB_OPS_EXTRA_INCLUDE``,
+    """The ops path's per-build folder of extra operators (named by nvcc_light in ``host_pch.EXTRA_INCLUDE_ENV``,
     see ops_path.py): left out of the module id and the host prefix's key, like the other per-build paths."""
-    extra = os.environ.get("MKB_OPS_EXTRA_INCLUDE")
+    extra = os.environ.get(host_pch.EXTRA_INCLUDE_ENV)
     return (extra,) if extra else ()
 
 

@@ -26,7 +26,7 @@ What decides "can name", and why a build that succeeds means what the light buil
   declares at namespace scope a global name the full set declares.
 * A name it does not use but that a torch header template calls for the candidate's types would be missing:
   that is a compile error (then the light path), not another meaning, unless an overload of another name
-  happens to fit, which the shipped solutions' objects rule out for them (``tests/test_cuda_ops_headers.py``
+  happens to fit, which the shipped solutions' objects rule out for them (``tests/test_cuda_light_headers.py``
   compares their symbols with the light build's).
 
 Standard library only: it runs inside the nvcc driver, a plain script.

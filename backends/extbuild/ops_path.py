@@ -11,7 +11,8 @@ Per flag set (made once, by the warmer into its shared analysis folder, or by a 
 Per build, the operators the ``.cu`` names beyond the base come through a folder of its own, placed first,
 whose ``torch/extension.h`` includes ``<torch/types.h>`` and then those operators' headers: the candidate's
 ``#include <torch/extension.h>`` comes after load_inline's prelude, so the prelude's text (and the host prefix)
-stays the base's. The split driver leaves that folder out of the host prefix's key (:data:`EXTRA_ENV`): the
+stays the base's. The split driver leaves that folder out of the module id and the host prefix's key
+(named to it in ``host_pch.EXTRA_INCLUDE_ENV``): the
 prefix is still compared byte for byte, and a ``-I`` folder that only the candidate's own include reaches
 does not change what the precompiled part means.
 
@@ -20,7 +21,6 @@ Standard library only: it runs inside the nvcc driver, a plain script.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,19 +28,16 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__:
-    from . import light_headers, ops_headers
+    from . import light_headers, ops_headers, probe_store
 else:  # run as a script (the build's nvcc)
     import light_headers  # type: ignore[no-redef]
     import ops_headers  # type: ignore[no-redef]
+    import probe_store  # type: ignore[no-redef]
 
-#: Names the per-build folder of extra operators for the split driver, which leaves it out of the host
-#: prefix's key (nvcc_split.py).
-EXTRA_ENV = "MKB_OPS_EXTRA_INCLUDE"
 PROBE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n#include <torch/extension.h>\n"
 _EXT_FIRST = re.compile(r"\A(?:\s*#[^\n]*\n|\s*\n)*?\s*#\s*include\s*<torch/extension\.h>")
 
@@ -70,32 +67,6 @@ def extension_first(cu_source: str) -> bool:
     """The candidate's ``#include <torch/extension.h>`` comes before any code (after load_inline's prelude and
     other directives): operators its header adds are declared before every use."""
     return bool(_EXT_FIRST.match(light_headers.strip_comments_and_strings(cu_source)))
-
-
-def _preprocess(cmd: list[str], flags: list[str], probe: Path, include: Path) -> str:
-    res = subprocess.run([*cmd, *flags, "-I", str(include), "-E", "-Xcompiler", "-dD", str(probe)],
-                         capture_output=True, text=True, timeout=600)
-    if res.returncode != 0:
-        raise RuntimeError(f"preprocessing the probe failed ({res.returncode}): {res.stderr[-500:]}")
-    return res.stdout
-
-
-def _locked_make(path: Path, make: Callable[[], str]) -> str:
-    """``path``'s text, made by ``make()`` under a lock beside it on first use (one process makes it; the
-    others wait and read it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if path.exists():
-                return path.read_text()
-            text = make()
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
-            return text
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _settle(cmd: list[str], flags: list[str], probe: Path, folder: Path, functions_text: str,
@@ -133,8 +104,8 @@ def make(cmd: list[str], flags: list[str], shim: Path, folder: Path, light_key: 
             probe.write_text(PROBE)
             write_folder(none, functions_text, ops_headers.KEEP)
             with ThreadPoolExecutor(2) as pool:
-                every_f = pool.submit(_preprocess, cmd, flags, probe, shim)
-                none_f = pool.submit(_preprocess, cmd, flags, probe, none)
+                every_f = pool.submit(probe_store.preprocess, cmd, flags, probe, ["-I", str(shim)])
+                none_f = pool.submit(probe_store.preprocess, cmd, flags, probe, ["-I", str(none)])
                 every, none_pp = every_f.result(), none_f.result()
             index = ops_headers.analyse(none_pp, every, ops_headers.operators(functions_text))
             _settle(cmd, flags, probe, Path(tmp) / "base", functions_text, index)
@@ -146,7 +117,7 @@ def make(cmd: list[str], flags: list[str], shim: Path, folder: Path, light_key: 
                 os.replace(staged, base)
         return index.to_json()
 
-    index = ops_headers.OpsIndex.from_json(_locked_make(folder / f"{k}.ops.json", build))
+    index = ops_headers.OpsIndex.from_json(probe_store.made_once(folder / f"{k}.ops.json", build))
     return index, base
 
 
