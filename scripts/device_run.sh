@@ -5,12 +5,13 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_cold_machine_light tp_warm tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_cold_machine_light tp_cold_machine_auto tp_warm tp_warm_auto tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
 # COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three), BASELINE_TASKS (a file of
 # task ids for step baseline), SPREAD_TASKS (the same for step spread), QUIET_TASKS (more ids for step quiet),
+# EVAL_ARGS (more mkb eval options for the eval_* steps, e.g. --lanes-per-gpu 0),
 # BASELINE_BACKEND (default cuda; cpu pilots the baseline/spread/quiet steps on a machine without a GPU).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
@@ -22,6 +23,9 @@ trap pack EXIT
 python3 -c "import multikernelbench.backends.cuda" >> $R/pip.log 2>&1 || { echo IMPORT FAILED; cat $R/pip.log; exit 1; }
 nvidia-smi > $R/nvidia-smi.txt 2>&1
 mkb() { python3 -m multikernelbench.cli.main "$@"; }
+# Keep a run's trace (gzip) and say how many lanes it had and whether a step of one candidate ran inside another's clock.
+lanes_check() { [ -f "$1" ] || return 0; grep -m1 "lanes per GPU" "$1" | cut -c1-200
+  python3 scripts/lane_windows.py "$1" | head -4; gzip -c "$1" > "$2.gz"; }
 for step in "$@"; do
   echo "=== $step $(date +%T) left=$(left)s"
   case $step in
@@ -65,7 +69,7 @@ for step in "$@"; do
       v=EVAL_TIMEOUT_$b; ET=${!v:-$ET}; CB=$(case " ${COMPILE_BASELINE_FOR:-cuda triton pallas} " in *" $b "*) echo --compile-baseline;; esac)
       S=EVAL_SOLUTIONS_$b  # EVAL_SOLUTIONS_<backend>: another folder of solutions (default solutions/<backend>)
       timeout -s INT -k 20 $ET python3 -m multikernelbench.cli.main eval --backend $b --solutions ${!S:-solutions/$b} --db $R/eval_$b.sqlite \
-        $CB --timing-budget-s ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
+        $CB --timing-budget-s ${TIMING_BUDGET:-1} --compile-workers ${COMPILE_WORKERS:-4} --run-timeout ${RUN_TIMEOUT:-120} ${EVAL_ARGS} --json --no-progress --trace $R/eval_$b.trace > $R/eval_$b.jsonl 2> $R/eval_$b.err
       echo "rc=$?"; python3 - $R/eval_$b.jsonl <<'PY'
 import json,sys
 for l in open(sys.argv[1]):
@@ -133,8 +137,11 @@ PY
     # kept from a run before (tp_cold first): what a machine's next run of new candidates pays.
     # tp_cold_machine_light: the same with the ops path off (--backend-option light_ops=false: every operator's
     # header, as the light path read them before backends/extbuild/ops_headers.py), the A/B of issue #44's ops path.
-    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light)
-      if [ $step = tp_cold_machine ] || [ $step = tp_cold_machine_light ]; then
+    # tp_cold_machine_auto: tp_cold_machine with --lanes-per-gpu 0 (engine/lane_count.py picks the lanes), the A/B of
+    # the default lane count from an empty build cache; tp_warm_auto: tp_warm with --lanes-per-gpu 0. Both keep the
+    # run's trace and check it with scripts/lane_windows.py ("0 foreign steps inside a clock" expected).
+    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light|tp_cold_machine_auto)
+      if [ $step != tp_cold ] && [ "${step#tp_cold_machine}" != "$step" ]; then
         [ -d /tmp/mkb_tp_build/cuda/_ext_cache ] || { echo "tp_cold_machine: no per-machine artefacts (run tp_cold first)"; continue; }
         find /tmp/mkb_tp_build -mindepth 1 -maxdepth 1 ! -name cuda -exec rm -rf {} +
         find /tmp/mkb_tp_build/cuda -mindepth 1 -maxdepth 1 ! -name _ext_cache -exec rm -rf {} +
@@ -145,11 +152,14 @@ PY
       [ $step = tp_cold_late ] && { MA="--no-zygote-prestart --backend-option light_ahead=false $TP_MKB_ARGS"; F=throughput_cold_late; L=tp_cold_late; }
       [ $step = tp_cold_machine ] && { F=throughput_cold_machine; L=tp_cold_machine; }
       [ $step = tp_cold_machine_light ] && { MA="--backend-option light_ops=false $TP_MKB_ARGS"; F=throughput_cold_machine_light; L=tp_cold_machine_light; }
+      [ $step = tp_cold_machine_auto ] && { MA="--lanes-per-gpu 0 $TP_MKB_ARGS"; F=throughput_cold_machine_auto; L=tp_cold_machine_auto; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
+      rm -rf /tmp/mkb_tp_work_$L$n
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
-        --mkb-build-root /tmp/mkb_tp_build --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" > $R/$L${n}.log 2>&1; tail -8 $R/$L${n}.log
-      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/$F${n}_build_profile.json 2>/dev/null ;;
+        --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_work_$L$n --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" > $R/$L${n}.log 2>&1; tail -8 $R/$L${n}.log
+      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/$F${n}_build_profile.json 2>/dev/null
+      lanes_check /tmp/mkb_tp_work_$L$n/mkb/trace.log $R/$L${n}_trace.log ;;
     # Issue #44, one call (~8 min): tp_lanes. The same TP_N (default 40) candidates from an empty build cache, first
     # with one lane per GPU (--lanes-per-gpu 1: the engine before lanes shared a GPU's turns), then with TP_LANES
     # (default 0 = auto, docs/lanes.md); TP_LANES_S (default 200) s cap each. Each run's trace is kept and checked
@@ -173,10 +183,14 @@ PY
         grep -m1 "lanes per GPU" $R/tp_lanes_${W}${lanes}_trace.log
         python3 scripts/lane_windows.py $R/tp_lanes_${W}${lanes}_trace.log | head -6
       done ;;
-    tp_warm) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
+    tp_warm|tp_warm_auto) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
+      F=throughput_warm; MA="$TP_MKB_ARGS"; [ $step = tp_warm_auto ] && { F=throughput_warm_auto; MA="--lanes-per-gpu 0 $TP_MKB_ARGS"; }
+      i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done; rm -rf /tmp/mkb_tp_work_$step$n
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
-        --mkb-build-root /tmp/mkb_tp_build --out $R/throughput_warm_h200.json > $R/tp_warm.log 2>&1; tail -6 $R/tp_warm.log
-      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/build_profile.json 2>/dev/null ;;
+        --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_work_$step$n --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" \
+        > $R/$step$n.log 2>&1; tail -6 $R/$step$n.log
+      cp /tmp/mkb_tp_build/cuda/_build_profile.json $R/build_profile.json 2>/dev/null
+      lanes_check /tmp/mkb_tp_work_$step$n/mkb/trace.log $R/$step${n}_trace.log ;;
     tp_per_build) B=$(( ${TP_PB_S:-330} < $(left) - 10 ? ${TP_PB_S:-330} : $(left) - 10 )); [ $B -lt 30 ] && { echo "no time left for tp_per_build"; continue; }
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --per-build --n 5 --budget-s $B \
         --pch-root /tmp/mkb_tp_build/cuda/_ext_cache/pch --out $R/per_build_h200.json > $R/tp_per_build.log 2>&1; tail -12 $R/tp_per_build.log ;;
