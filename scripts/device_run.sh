@@ -11,7 +11,7 @@
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
 # COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three), BASELINE_TASKS (a file of
 # task ids for step baseline), SPREAD_TASKS (the same for step spread), QUIET_TASKS (more ids for step quiet),
-# EVAL_ARGS (more mkb eval options for the eval_* steps, e.g. --lanes-per-gpu 0),
+# EVAL_ARGS (more mkb eval options for the eval_* and cuda_full steps, e.g. --lanes-per-gpu 0),
 # BASELINE_BACKEND (default cuda; cpu pilots the baseline/spread/quiet steps on a machine without a GPU).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
@@ -101,7 +101,7 @@ PY
       grep -E "^(PASSED|FAILED|ERROR)" $R/timers.log | cut -c1-200; tail -2 $R/timers.log ;;
     cuda_full) mkdir -p solutions_twins/matmul.square && cp tests/data/honest_twins/cuda/matmul.square.py solutions_twins/matmul.square/honest_twin.py
       S0=$(date +%s.%N); timeout -s INT -k 20 ${FULL_TIMEOUT:-480} python3 -m multikernelbench.cli.main eval \
-        --backend cuda --solutions solutions/cuda --solutions solutions_twins --compile-baseline --db $R/cuda_full.sqlite --json --no-progress \
+        --backend cuda --solutions solutions/cuda --solutions solutions_twins --compile-baseline --db $R/cuda_full.sqlite ${EVAL_ARGS} --json --no-progress \
         --trace $R/cuda_full.trace > $R/cuda_full.jsonl 2> $R/cuda_full.err
       echo "rc=$? wall=$(python3 -c "print(round($(date +%s.%N)-$S0,1))")s" | tee $R/cuda_full.wall
       python3 scripts/summarize_eval.py $R/cuda_full.jsonl | tee $R/cuda_full.summary; tail -3 $R/cuda_full.err ;;
