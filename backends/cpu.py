@@ -6,7 +6,8 @@ real compiled kernels.
 Builds are torch's own ``load_inline``, unchanged, except that ``main.cpp`` force-includes a precompiled
 ``torch/extension.h`` when one exists for exactly its compiler flags (see backends/extbuild/cuda_build.py: made by a
 trusted background warmer, shared by every run under ``~/.cache/multikernelbench/pch``; a build never makes
-or waits for it). Options: ``pch`` (default True), ``pch_root``, ``pch_cache_gb``.
+or waits for it), the light one where it keeps main.cpp's meaning (backends/extbuild/light_main.py). Options:
+``pch`` (default True), ``pch_root``, ``pch_cache_gb``, ``light_main`` (default True).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class CpuOptions(BackendOptions):
     #: The precompiled headers' cap (GB; 0: never prune): a run removes the least recently used flag sets beyond
     #: it, never its own (backends/extbuild/pch_cache.py; each new venv warms a ~0.75 GB set).
     pch_cache_gb: float = 4.0
+    #: main.cpp against the light torch/extension.h (ATen and the bindings) where its meaning is the same:
+    #: backends/extbuild/light_main.py.
+    light_main: bool = True
 
 
 @register_backend("cpu")
@@ -124,7 +128,8 @@ class CpuBackend(Backend):
             # No relocation to a shared cache (cache=False): the own-extension probe recognises the
             # candidate's kernels by their path under its build folder.
             self._builder = FastExtensionBuilder(self.pch_root(), pch=True, cache=False, split_nvcc=False,
-                                                 light_headers=False, pch_root=self.pch_root())
+                                                 light_headers=False, pch_root=self.pch_root(),
+                                                 light_main=self.opts.light_main)
             self._builder.install()
         return super().load(source, Path(build_dir))
 

@@ -14,7 +14,8 @@ Options (``mkb eval --backend cuda`` passes none; tests and scripts may):
 stock otherwise; see backends/extbuild/light_headers.py), ``light_ahead`` (default True: a ``.cu`` whose light-header
 analysis is not made yet starts its light compile beside the wait; see backends/extbuild/nvcc_light.py), ``light_ops``
 (default True: a light build reads only the per-operator headers its ``.cu`` names, from the warmer's analysis;
-see backends/extbuild/ops_headers.py), ``cache_dir`` (default:
+see backends/extbuild/ops_headers.py), ``light_main`` (default True: main.cpp with the light header where that keeps
+its meaning; see backends/extbuild/light_main.py), ``cache_dir`` (default:
 ``ext`` in the candidate's build folder, which only that candidate's workers may write; the precompiled headers
 stay shared, read-only, in ``<build_root>/cuda/_ext_cache/pch``), ``max_jobs`` (ninja jobs per build, default 4), plus ``short_ms``/``batch_target_ms``
 for the timer.
@@ -100,6 +101,8 @@ class CudaOptions(GraphTimerOptions):
     light_ahead: bool = True
     #: Light builds read only the per-operator headers their .cu names (backends/extbuild/ops_headers.py).
     light_ops: bool = True
+    #: main.cpp against the light torch/extension.h where its meaning is the same (backends/extbuild/light_main.py).
+    light_main: bool = True
     pch_root: str | None = None
     cache_dir: str | None = None
     #: TORCH_CUDA_ARCH_LIST for the builds (default: the device's compute capability).
@@ -216,7 +219,8 @@ class CudaBackend(Backend):
                                            split_nvcc=self.opts.split_nvcc,
                                            pch_root=pch_root, light_headers=self.opts.light_headers,
                                            light_shared=light_root_of(pch_root) / "analysis",
-                                           light_ahead=self.opts.light_ahead, light_ops=self.opts.light_ops)
+                                           light_ahead=self.opts.light_ahead, light_ops=self.opts.light_ops,
+                                           light_main=self.opts.light_main)
             builder.install()
             self._builder = builder
 

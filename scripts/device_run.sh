@@ -140,7 +140,9 @@ PY
     # tp_cold_machine_auto: tp_cold_machine with --lanes-per-gpu 0 (engine/lane_count.py picks the lanes), the A/B of
     # the default lane count from an empty build cache; tp_warm_auto: tp_warm with --lanes-per-gpu 0. Both keep the
     # run's trace and check it with scripts/lane_windows.py ("0 foreign steps inside a clock" expected).
-    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light|tp_cold_machine_auto)
+    # tp_cold_machine_fullmain: tp_cold_machine with main.cpp on the full precompiled torch/extension.h
+    # (--backend-option light_main=false), the A/B of backends/extbuild/light_main.py.
+    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light|tp_cold_machine_auto|tp_cold_machine_fullmain)
       if [ $step != tp_cold ] && [ "${step#tp_cold_machine}" != "$step" ]; then
         [ -d /tmp/mkb_tp_build/cuda/_ext_cache ] || { echo "tp_cold_machine: no per-machine artefacts (run tp_cold first)"; continue; }
         find /tmp/mkb_tp_build -mindepth 1 -maxdepth 1 ! -name cuda -exec rm -rf {} +
@@ -153,6 +155,7 @@ PY
       [ $step = tp_cold_machine ] && { F=throughput_cold_machine; L=tp_cold_machine; }
       [ $step = tp_cold_machine_light ] && { MA="--backend-option light_ops=false $TP_MKB_ARGS"; F=throughput_cold_machine_light; L=tp_cold_machine_light; }
       [ $step = tp_cold_machine_auto ] && { MA="--lanes-per-gpu 0 $TP_MKB_ARGS"; F=throughput_cold_machine_auto; L=tp_cold_machine_auto; }
+      [ $step = tp_cold_machine_fullmain ] && { MA="--backend-option light_main=false $TP_MKB_ARGS"; F=throughput_cold_machine_fullmain; L=tp_cold_machine_fullmain; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
       rm -rf /tmp/mkb_tp_work_$L$n

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from multikernelbench.backends.cpu import CpuBackend
+from multikernelbench.backends.extbuild import light_main
 from multikernelbench.backends.extbuild.cuda_build import _PCH_GCH
 from multikernelbench.backends.extbuild.cuda_warm import pch_dirs
 from multikernelbench.backends.extbuild.pch_cache import prune, sets
@@ -55,6 +56,10 @@ def test_a_cpu_run_prunes_stale_sets_and_touches_its_own(tmp_path):
     for folder in own:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / _PCH_GCH).write_bytes(os.urandom(MB))
+        shim, header, gch, analysis = light_main.paths(folder)  # and the light main.cpp header's products
+        (shim / "torch").mkdir(parents=True)
+        for p in (shim / "torch" / "extension.h", header, gch, analysis):
+            p.write_text("x")
         os.utime(folder, (1.0, 1.0))  # older than the stale one: kept because the run asks for it
     stale = _set(tmp_path, "f" * 16, 2, 9e5)
     assert backend.prepare_builds(tmp_path / "builds") is None  # every header there: no warmer

@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends.extbuild import nvcc_driver, warm_wait
+from multikernelbench.backends.extbuild import light_main, nvcc_driver, warm_wait
 from multikernelbench.util.filelock import file_lock
 
 RECIPE_VERSION = "mkb-cuda-build-5"  # 4: module id from the flags, precompiled host prefix; 5: PYTORCH_NVCC driver
@@ -143,7 +143,7 @@ class FastExtensionBuilder:
     def __init__(self, cache_root: Path | str, *, pch: bool = True, cache: bool = True,
                  split_nvcc: bool = True, pch_root: Path | str | None = None, light_headers: bool = True,
                  light_shared: Path | str | None = None, host_pch: bool = True, light_ahead: bool = True,
-                 light_ops: bool = True) -> None:
+                 light_ops: bool = True, light_main: bool = True) -> None:
         self.cache_root = Path(cache_root)
         #: Where precompiled headers live (keyed by compiler + flags, so one folder serves every run).
         self.pch_root = Path(pch_root) if pch_root else self.cache_root / "pch"
@@ -157,6 +157,8 @@ class FastExtensionBuilder:
         self.light_ahead = light_ahead
         #: Light builds read only the operators' headers their .cu names (backends/extbuild/ops_headers.py).
         self.light_ops = light_ops
+        #: main.cpp against the light header when the warmer made it (backends/extbuild/light_main.py).
+        self.light_main = light_main
         #: Analyses made by the trusted warmer (:func:`warm_light`), read-only to builds.
         self.light_shared = Path(light_shared) if light_shared else None
         #: The warmer's precompiled host prefixes (backends/extbuild/host_pch.py) and its shared light-header shim,
@@ -177,6 +179,7 @@ class FastExtensionBuilder:
             "torch": torch.__version__, "cuda": torch.version.cuda, "python": sys.version_info[:2],
             "arch": os.environ.get("TORCH_CUDA_ARCH_LIST", ""), "recipe": RECIPE_VERSION,
             "cxx": os.environ.get("CXX", ""), "light_headers": self.light_headers, "light_ops": self.light_ops,
+            "light_main": self.light_main,
         }
         blob = json.dumps(material, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:24]
@@ -288,25 +291,45 @@ class FastExtensionBuilder:
         built_before = (build_dir / ".ninja_log").exists()
         if built_before:
             used = marker.read_text().split() if marker.exists() else None
-            waiting = used is not None and used[1:] == ["wait"]
-            if used is None or (not waiting and not gch.exists()):
+            waiting = used is not None and "wait" in used[1:]
+            light = used is not None and "light" in used[1:]
+            if used is None or (not waiting and not light and not gch.exists()) or (light and not
+                                                                                   light_main.ready(gch.parent)):
                 self.log.append({"pch_missing" if not gch.exists() else "pch_not_used_by_earlier_build": sig})
                 return
         else:
-            waiting = not gch.exists()
+            # The light header needs no wait: its driver falls back to the full header's text if need be.
+            light = self.light_main and header.exists() and light_main.ready(gch.parent)
+            waiting = not gch.exists() and not light
             if waiting and not (header.exists() and warm_wait.marked(self.pch_root)):
                 self.log.append({"pch_missing": sig})
                 return
         new = re.sub(r"^cflags = ", f"cflags = -include {shlex.quote(str(header))} -Winvalid-pch ", text,
                      count=1, flags=re.M)
+        if light:
+            drive = shlex.join([sys.executable, str(Path(light_main.__file__)), str(gch.parent), str(header), "--"])
+            new = re.sub(r"^(rule compile\n  command = )", lambda m: f"{m.group(1)}{drive} ", new, count=1,
+                         flags=re.M)
         if waiting:
             wait = shlex.join([sys.executable, str(Path(warm_wait.__file__)), str(gch), str(self.pch_root),
                                str(PCH_WAIT_S)])
             new = re.sub(r"^(rule compile\n  command = )", lambda m: f"{m.group(1)}{wait} && ", new, count=1,
                          flags=re.M)
         ninja.write_text(new)
-        marker.write_text(sig + (" wait" if waiting else ""))
-        self.log.append({"pch_waited" if waiting else "pch_used": sig})
+        marker.write_text(sig + (" wait" if waiting else "") + (" light" if light else ""))
+        self.log.append({"pch_waited" if waiting else "pch_used": sig, **({"light_main": True} if light else {})})
+
+    def _make_light_main(self, cxx: str, flags: list[str], set_dir: Path) -> dict[str, Any] | None:
+        """Trusted side of backends/extbuild/light_main.py for one flag set (None when off); a failure is
+        reported and leaves that set's builds on the full header."""
+        if not self.light_main:
+            return None
+        from multikernelbench.backends.extbuild.cuda_warm import _probe_dir_prefix
+
+        try:
+            return light_main.make(shlex.split(cxx), flags, set_dir, _probe_dir_prefix(os.getpid()))
+        except Exception as exc:  # noqa: BLE001 - a warmer that cannot make it reports it and goes on
+            return {"state": "error", "error": repr(exc)[:500]}
 
     def build_pch_from(self, build_dir: Path, wait: bool = False) -> dict[str, Any]:
         """:meth:`build_pch_from_text` of ``build_dir``'s build.ninja."""
@@ -320,7 +343,7 @@ class FastExtensionBuilder:
         import fcntl
 
         cxx, flags, sig, header, gch = self._pch_paths(ninja_text)
-        if gch.exists():
+        if gch.exists() and (not self.light_main or light_main.ready(gch.parent)):
             return {"sig": sig, "state": "present"}
         lock_path = self.pch_root / f"{sig}.lock"
         lock_path.parent.mkdir(parents=True, exist_ok=True)
@@ -332,10 +355,13 @@ class FastExtensionBuilder:
                     return {"sig": sig, "state": "being built elsewhere"}
                 fcntl.flock(fh, fcntl.LOCK_EX)
             try:
-                if gch.exists():
-                    return {"sig": sig, "state": "present"}
                 header.parent.mkdir(parents=True, exist_ok=True)
-                header.write_text("#pragma once\n#include <torch/extension.h>\n")
+                if not header.exists():
+                    header.write_text("#pragma once\n#include <torch/extension.h>\n")
+                # The light main.cpp first: most builds use it, and the full one is their fallback's.
+                lm = self._make_light_main(cxx, flags, gch.parent)
+                if gch.exists():
+                    return {"sig": sig, "state": "present", **({"light_main": lm} if lm else {})}
                 t0 = time.perf_counter()
                 tmp = gch.with_name(f"{gch.name}.{os.getpid()}.tmp")
                 cmd = shlex.split(cxx) + ["-x", "c++-header", str(header), "-o", str(tmp)] + flags
@@ -345,6 +371,6 @@ class FastExtensionBuilder:
                     return {"sig": sig, "state": "failed", "output": out.stdout.decode(errors="replace")[-2000:]}
                 os.replace(tmp, gch)  # readers see a whole .gch or none
                 return {"sig": sig, "state": "built", "seconds": time.perf_counter() - t0,
-                        "bytes": gch.stat().st_size}
+                        "bytes": gch.stat().st_size, **({"light_main": lm} if lm else {})}
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)

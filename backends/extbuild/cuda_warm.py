@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from multikernelbench.backends.extbuild import warm_wait
+from multikernelbench.backends.extbuild import light_main, warm_wait
 from multikernelbench.backends.extbuild.cuda_build import _PCH_GCH, FastExtensionBuilder, _ninja_vars
 from multikernelbench.util.procs import lower_priority
 
@@ -244,8 +244,10 @@ def missing_pch_variants(pch_root: Path | str, variants: tuple[tuple[str, ...], 
 
 
 def missing_in(dirs: dict[tuple[str, ...], Path]) -> list[tuple[str, ...]]:
-    """The variants of :func:`pch_dirs`'s answer whose ``.gch`` is not there yet."""
-    return [extra for extra, folder in dirs.items() if not (folder / _PCH_GCH).exists()]
+    """The variants of :func:`pch_dirs`'s answer whose ``.gch`` or light ``main.cpp`` header
+    (backends/extbuild/light_main.py) is not there yet."""
+    return [extra for extra, folder in dirs.items()
+            if not (folder / _PCH_GCH).exists() or not light_main.ready(folder)]
 
 
 def _background_priority() -> None:
@@ -349,6 +351,7 @@ class PchWarmer:
         for folder in self.marked:
             warm_wait.unmark(folder, self.proc.pid)
         for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
+                    *self.pch_root.glob(f"*/{light_main.FOLDER}/**/*.{self.proc.pid}.tmp"),
                     *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp"),
                     *light_root_of(self.pch_root).glob(f"host/*/*.{self.proc.pid}.tmp")]:
             tmp.unlink(missing_ok=True)

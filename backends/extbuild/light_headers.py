@@ -365,11 +365,12 @@ def namespace_scope_tokens(code: str) -> set[str]:
     return tokens
 
 
-def light_hazards(cu_source: str, d: HeaderDiff) -> list[str]:
-    """Why this ``.cu`` must build stock ([] = the light path may be tried)."""
+def light_hazards(cu_source: str, d: HeaderDiff, python_ok: bool = False) -> list[str]:
+    """Why this ``.cu`` must build stock ([] = the light path may be tried). ``python_ok``: the light set has
+    the Python bindings too (``main.cpp``'s, backends/extbuild/light_main.py), so using them is no hazard."""
     code = re.sub(r"^\s*#\s*include\b.*$", "", strip_comments_and_strings(cu_source), flags=re.M)
     why = []
-    m = _PY_MARKERS.search(code)
+    m = None if python_ok else _PY_MARKERS.search(code)
     if m:
         why.append(f"uses Python/pybind11 ({m.group(0).strip()})")
     m = _UNQUALIFIED_INTO.search(code)

@@ -38,45 +38,51 @@ def parse_trace(path: Path) -> dict[str, dict]:
     return out
 
 
-def header_paths(build_root: Path) -> dict:
-    """Which header path each ``.cu`` of the build root took (the nvcc_light driver's reports): counts per path,
-    the reasons for stock, the analysis/compile seconds, and how many builds used the warmer's PCH for main.cpp,
-    so a run shows whether the light path and the PCH were used."""
-    paths: dict[str, int] = {}
-    why: dict[str, int] = {}
-    secs: dict[str, list[float]] = {"analysis_s": [], "ops_s": [], "light_s": [], "stock_s": []}
-    ops_why: dict[str, int] = {}  # why a .cu did not take the ops path (backends/extbuild/ops_headers.py)
-    for rep in build_root.rglob("mkb_cuda_headers.jsonl"):
+def _rows(build_root: Path, name: str):
+    """The JSON lines of every ``name`` report under the build root (unparsable lines skipped)."""
+    for rep in build_root.rglob(name):
         for line in rep.read_text(errors="replace").splitlines():
             try:
-                row = json.loads(line)
+                yield json.loads(line)
             except ValueError:
                 continue
-            paths[row.get("path", "?")] = paths.get(row.get("path", "?"), 0) + 1
-            for w in row.get("why") or []:
-                why[w[:120]] = why.get(w[:120], 0) + 1
-            for w in row.get("ops_why") or []:
-                ops_why[w[:120]] = ops_why.get(w[:120], 0) + 1
-            for k in secs:
-                if isinstance(row.get(k), (int, float)):
-                    secs[k].append(row[k])
+
+
+def header_paths(build_root: Path) -> dict:
+    """Which header path each ``.cu`` of the build root took (the nvcc_light driver's reports): counts per path,
+    the reasons for stock, the analysis/compile seconds, and how many builds used the warmer's PCH for main.cpp
+    (and its light header: backends/extbuild/light_main.py), so a run shows whether the light paths and the PCH
+    were used."""
+    paths: dict[str, int] = {}
+    why: dict[str, int] = {}
+    secs: dict[str, list[float]] = {"analysis_s": [], "ops_s": [], "light_s": [], "stock_s": [], "main_s": []}
+    ops_why: dict[str, int] = {}  # why a .cu did not take the ops path (backends/extbuild/ops_headers.py)
+    for row in _rows(build_root, "mkb_cuda_headers.jsonl"):
+        paths[row.get("path", "?")] = paths.get(row.get("path", "?"), 0) + 1
+        for w in row.get("why") or []:
+            why[w[:120]] = why.get(w[:120], 0) + 1
+        for w in row.get("ops_why") or []:
+            ops_why[w[:120]] = ops_why.get(w[:120], 0) + 1
+        for k in ("analysis_s", "ops_s", "light_s", "stock_s"):
+            if isinstance(row.get(k), (int, float)):
+                secs[k].append(row[k])
     host: dict[str, int] = {}
     split_keys = ("final_s", "final_cpu_s", "host_wall_s", "host_cpu_s", "device_wall_s", "device_cpu_s")
     secs.update({k: [] for k in split_keys})
-    for rep in build_root.rglob("mkb_cuda_host_pch.jsonl"):  # nvcc_split: the final compile's precompiled prefix
-        for line in rep.read_text(errors="replace").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            host[str(row.get("host_pch", "?"))[:80]] = host.get(str(row.get("host_pch", "?"))[:80], 0) + 1
-            for k in split_keys:
-                if isinstance(row.get(k), (int, float)):
-                    secs[k].append(row[k])
+    for row in _rows(build_root, "mkb_cuda_host_pch.jsonl"):  # nvcc_split: the final compile's precompiled prefix
+        host[str(row.get("host_pch", "?"))[:80]] = host.get(str(row.get("host_pch", "?"))[:80], 0) + 1
+        for k in split_keys:
+            if isinstance(row.get(k), (int, float)):
+                secs[k].append(row[k])
+    main: dict[str, int] = {}  # main.cpp's header (backends/extbuild/light_main.py): light / full
+    for row in _rows(build_root, "mkb_main_light.jsonl"):
+        main[str(row.get("path", "?"))] = main.get(str(row.get("path", "?")), 0) + 1
+        if isinstance(row.get("seconds"), (int, float)):
+            secs["main_s"].append(row["seconds"])
     pch = [p.read_text().split() for p in build_root.rglob("mkb_pch_used")]
     return {"paths": paths, "why": why, "ops_why": ops_why, "builds": sum(1 for _ in build_root.rglob("build.ninja")),
-            "pch_used": len(pch), "pch_waited": sum(1 for words in pch if words[1:] == ["wait"]),
-            "host_pch": host,
+            "pch_used": len(pch), "pch_waited": sum(1 for words in pch if "wait" in words[1:]),
+            "host_pch": host, "main_paths": main,
             **{f"{k}_p50": rnd(sorted(v)[len(v) // 2]) for k, v in secs.items() if v}}
 
 
@@ -143,6 +149,9 @@ def account(p: dict) -> str:
     chains = [f"{k[:-6]} {hp[k]}" for k in ("host_cpu_s_p50", "device_cpu_s_p50", "final_cpu_s_p50") if k in hp]
     if chains:
         parts.append("CPU-s p50 per chain: " + ", ".join(chains))
+    if hp.get("main_paths"):
+        parts.append("main.cpp " + ", ".join(f"{k} {v}" for k, v in sorted(hp["main_paths"].items()))
+                     + (f" (p50 {hp['main_s_p50']} s)" if "main_s_p50" in hp else ""))
     return "; ".join(parts)
 
 
