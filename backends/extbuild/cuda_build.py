@@ -16,14 +16,16 @@ module exactly as stock, and change only how the build is carried out:
   compile pool (``cuda_warm.PchWarmer``); a worker never builds it (building it inside workers, under their
   256 MB file-size limit and a shared lock, is what made builds end one at a time on the H200). While the
   warmer is making it, main.cpp's compile waits for it, bounded (:data:`PCH_WAIT_S`, ``warm_wait``).
+* **A light header for ``main.cpp``.** :mod:`multikernelbench.backends.extbuild.light_main`: ATen and torch's
+  pybind11 glue instead of the whole C++ frontend, precompiled by the warmer, where the same checks as the
+  ``.cu``'s light path find no way the meaning could differ; the full header when they do or the compile fails.
 * **nvcc's host and device halves side by side.** :mod:`multikernelbench.backends.extbuild.nvcc_split` runs stock
   nvcc's own commands (from ``--dryrun``) with cudafe++ and cicc concurrently instead of one after the
   other; anything it does not recognise runs plain nvcc.
 * **A light header path for the ``.cu``.** :mod:`multikernelbench.backends.extbuild.nvcc_light` compiles it with
   ``<torch/extension.h>`` read as ``<torch/types.h>`` (which load_inline puts first in every ``cuda.cu``
   anyway) unless :mod:`multikernelbench.backends.extbuild.light_headers` finds a way the meaning could differ, and
-  with the stock header, in the same build, when that compile fails. ``main.cpp`` (the bindings) is never
-  touched, so the module's functions are those of the stock build.
+  with the stock header, in the same build, when that compile fails.
 * **No nvcc dependency pass.** ``TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES=1`` (set through the
   backend's worker environment) drops nvcc's ``-MD`` pre-pass; dependency tracking is useless for a
   one-shot build in a fresh, content-keyed directory.
@@ -108,7 +110,8 @@ def wants_pch(ninja_text: str) -> bool:
 
 class MainPchStep:
     """The precompiled ``torch/extension.h`` force-included into ``main.cpp``'s compile: the one speed-up that
-    still edits build.ninja (its ``cflags``), since g++ is torch's ``cxx`` for the link too. ``applies``: the
+    still edits build.ninja (its ``cflags``, and the light ``main.cpp`` driver in front of the ``compile`` rule:
+    backends/extbuild/light_main.py), since g++ is torch's ``cxx`` for the link too. ``applies``: the
     build compiles a ``main.cpp`` and has no PCH yet; ``apply``: :meth:`FastExtensionBuilder._add_pch`."""
 
     name = "main_pch"
