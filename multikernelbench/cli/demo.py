@@ -137,9 +137,10 @@ def missing_pch_variants(backend) -> list[tuple[str, ...]]:
         return []
 
 
-#: Wall seconds one flag set's precompiled torch/extension.h takes on one idle core of the 2-core dev host
-#: (43-46 s measured: benchmarks/first_run/). Only for the estimate the demo prints.
-PCH_SET_S = 45.0
+#: Wall seconds one flag set's precompiled headers take on one idle core of the 2-core dev host: the full
+#: torch/extension.h (43-46 s measured: benchmarks/first_run/) and the light main.cpp header with its analysis
+#: (~30 s, 2026-12-06: backends/extbuild/light_main.py). Only for the estimate the demo prints.
+PCH_SET_S = 75.0
 
 
 def pch_estimate_s(n_sets: int, cores: int) -> float:
@@ -166,9 +167,9 @@ def warm_pch_first(backend, show_progress: bool, console) -> None:
 
     cores = usable_cores()
     est = pch_estimate_s(len(missing), cores)
-    console.print(f"  first C++ run on this machine: making torch's precompiled header (torch/extension.h) for "
-                  f"{len(missing)} compiler-flag set(s) the demo's kernels use, so that each C++ build parses "
-                  f"torch's headers in about half the CPU; once per machine, ~{est:.0f} s on {cores} idle "
+    console.print(f"  first C++ run on this machine: making torch's precompiled headers (torch/extension.h, full and "
+                  f"light) for {len(missing)} compiler-flag set(s) the demo's kernels use, so that each C++ build "
+                  f"parses torch's headers in a quarter to a half of the CPU; once per machine, ~{est:.0f} s on {cores} idle "
                   f"core(s), longer on a busy host; kept in {backend.pch_root()}", highlight=False)
     warmers = [PchWarmer(backend.pch_root(), {}, with_cuda=False, variants=(v,), background=False) for v in missing]
     try:
