@@ -327,10 +327,8 @@ class FastExtensionBuilder:
         reported and leaves that set's builds on the full header."""
         if not self.light_main:
             return None
-        from multikernelbench.backends.extbuild.cuda_warm import _probe_dir_prefix
-
         try:
-            return light_main.make(shlex.split(cxx), flags, set_dir, _probe_dir_prefix(os.getpid()))
+            return light_main.make(shlex.split(cxx), flags, set_dir, warm_wait.probe_dir_prefix(os.getpid()))
         except Exception as exc:  # noqa: BLE001 - a warmer that cannot make it reports it and goes on
             return {"state": "error", "error": repr(exc)[:500]}
 

@@ -35,10 +35,7 @@ class _WarmOnly(Exception):
 WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
 
 
-def _probe_dir_prefix(pid: int) -> str:
-    """Temporary folders of a warmer or probe are named after its pid, so that the parent which kills a warmer
-    (``PchWarmer.stop``) can remove what its ``TemporaryDirectory`` never got to clean up."""
-    return f"mkb-pch-{pid}-"
+_probe_dir_prefix = warm_wait.probe_dir_prefix
 
 
 def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None,

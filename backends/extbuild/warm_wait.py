@@ -21,6 +21,13 @@ import time
 from pathlib import Path
 
 MARKER = ".warming"
+
+
+def probe_dir_prefix(pid: int) -> str:
+    """Temporary folders of a warmer or probe are named after its pid, so that the parent which kills a warmer
+    (``PchWarmer.stop``) can remove what its ``TemporaryDirectory`` never got to clean up."""
+    return f"mkb-pch-{pid}-"
+
 #: A mark older than this is a dead run's (a whole warm takes minutes on 2 cores, seconds on the H200).
 STALE_S = 900.0
 
