@@ -209,6 +209,38 @@ def test_a_cpp_build_from_another_venv_is_rebuilt_before_the_device_stage(suite,
     assert result.status == Status.CORRECT, result.message
 
 
+def test_a_lane_replaces_another_venvs_folder_with_the_shipped_build(tmp_path):
+    """The cluster's lanes (cluster/remote.py ``Lane.evaluate``) unpack a shipped build unless this node has a
+    complete one: one of another venv used to count, and its load compiled again in the device stage."""
+    from multikernelbench.cluster.shipping import pack_build, unpack_build
+    from multikernelbench.engine.build_stage import write_marker
+
+    lane = get_backend("cpu").toolchain()
+    other = {**lane, "python": "/elsewhere/venv/bin/python"}
+    built = tmp_path / "builder" / "0123456789abcdef0123"
+    built.mkdir(parents=True)
+    (built / "ext.so").write_text("the builder's")
+    write_marker(built, 1.5, lane)
+    data = pack_build(built)
+
+    here = tmp_path / "lane" / built.name
+    here.mkdir(parents=True)
+    (here / "ext.so").write_text("another venv's")
+    write_marker(here, 2.0, other)
+    assert unpack_build(data, here, lane), "another venv's folder was kept"
+    assert (here / "ext.so").read_text() == "the builder's" and read_marker(here, lane) == 1.5
+    assert not unpack_build(data, here, lane)  # now this toolchain's: kept
+
+    # A builder unlike this lane: its folder, once unpacked, stands for the next lane (one may be loading it).
+    from_elsewhere = tmp_path / "builder2" / built.name
+    from_elsewhere.mkdir(parents=True)
+    (from_elsewhere / "ext.so").write_text("a builder unlike the lane")
+    write_marker(from_elsewhere, 3.0, other)
+    data2 = pack_build(from_elsewhere)
+    there = tmp_path / "lane2" / built.name
+    assert unpack_build(data2, there, lane) and not unpack_build(data2, there, lane)
+
+
 PLANTS_A_MARKER = textwrap.dedent("""
     import json
     from pathlib import Path

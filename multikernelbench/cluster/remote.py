@@ -130,6 +130,7 @@ class Lane:
         check_opt_in(config)  # a node without the kernel sandbox the driver has refuses to be a lane
         self.config = config
         self.backend = _backend(config)
+        self.toolchain = self.backend.toolchain()
         if gpu_ids is None and self.backend.device_type == "cuda":
             import ray  # only ever constructed as a Ray actor on a GPU node
 
@@ -159,7 +160,7 @@ class Lane:
         """The candidate's device stage; its outcome goes back to the driver, which records it."""
         build_dir = BuildStage(self.backend, self.config, self.trace).build_dir(cand)
         if build:
-            unpack_build(build, build_dir)
+            unpack_build(build, build_dir, self.toolchain)
         refs = self.refs.get()
         try:
             return CandidateEvaluation(task, cand.source, build_dir, self.backend, self.config, self.seeds, refs,
