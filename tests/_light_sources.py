@@ -1,5 +1,9 @@
-"""Sources shared by the light-header tests (test_light_header_hazards.py: the checks without a compiler;
-test_cuda_light_headers.py: real nvcc compiles)."""
+"""Sources and helpers shared by the light-header tests (test_light_header_hazards.py: the checks without a
+compiler; test_cuda_light_headers.py: real nvcc compiles; test_light_main.py: main.cpp's light header)."""
+
+import re
+import subprocess
+from pathlib import Path
 
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # what load_inline prepends
 
@@ -16,3 +20,18 @@ torch::Tensor f(torch::Tensor x) {
     return y;
 }
 """
+
+
+def symbols(obj: Path) -> tuple[set[str], set[str]]:
+    """(strong external definitions, references into torch's libraries): what the object exports (the
+    candidate's functions, kernels and their launch stubs) and which torch functions it calls. Weak inline
+    instantiations, local labels and ``.cold`` parts are left out: GCC's inlining budget grows with the size
+    of the translation unit, so the bigger stock TU inlines differently (seen: 101 weak symbols stock, 98
+    light, for the same relu); the program's meaning is in the two sets compared here."""
+    norm = lambda n: re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", n)  # noqa: E731 - per-run temp name
+    out = subprocess.run(["nm", "--defined-only", "--extern-only", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    strong = {norm(p[2]) for p in (ln.split() for ln in out.splitlines()) if len(p) == 3 and p[1] in "TDBRS"}
+    out = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True).stdout
+    calls = {ln.split()[-1] for ln in out.splitlines() if re.search(r"_ZN?K?(2at|3c10|5torch)", ln)}
+    return strong, calls

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from _light_sources import PRELUDE, RELU_LIKE
+from _light_sources import symbols as _symbols
 
 from multikernelbench.backends.extbuild import light_headers as lh
 from multikernelbench.backends.extbuild import nvcc_driver, nvcc_light, nvcc_split
@@ -72,21 +73,6 @@ def _run(cmd: list[str], timeout: float = 1800) -> subprocess.CompletedProcess:
 def _split_command(stub: Path) -> list[str]:
     """nvcc through the split driver with the test's flags (what follows: ``-c``, ``-o`` and the driver's own)."""
     return [sys.executable, nvcc_split.__file__, NVCC, *_flags(stub)]
-
-
-def _symbols(obj: Path) -> tuple[set[str], set[str]]:
-    """(strong external definitions, references into torch's libraries): what the object exports (the
-    candidate's functions, kernels and their launch stubs) and which torch functions it calls. Weak inline
-    instantiations, local labels and ``.cold`` parts are left out: GCC's inlining budget grows with the size
-    of the translation unit, so the bigger stock TU inlines differently (seen: 101 weak symbols stock, 98
-    light, for the same relu); the program's meaning is in the two sets compared here."""
-    norm = lambda n: re.sub(r"tmpxft_[0-9a-f]+_[0-9a-f]+", "tmpxft", n)  # noqa: E731 - per-run temp name
-    out = subprocess.run(["nm", "--defined-only", "--extern-only", str(obj)], capture_output=True, text=True,
-                         check=True).stdout
-    strong = {norm(p[2]) for p in (ln.split() for ln in out.splitlines()) if len(p) == 3 and p[1] in "TDBRS"}
-    out = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True).stdout
-    calls = {ln.split()[-1] for ln in out.splitlines() if re.search(r"_ZN?K?(2at|3c10|5torch)", ln)}
-    return strong, calls
 
 
 def _session_alive(sid: int) -> list[str]:

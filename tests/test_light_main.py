@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _light_sources import symbols
 
 from multikernelbench.backends.extbuild import light_headers as lh
 from multikernelbench.backends.extbuild import light_main
@@ -195,20 +196,6 @@ def _cpu_build(folder: Path, source: str, light: bool, check: str) -> list[dict]
     return [json.loads(r) for p in folder.rglob(light_main.REPORT) for r in p.read_text().splitlines()]
 
 
-def _symbols(obj: Path) -> tuple[set[str], set[str]]:
-    """(strong definitions, references into torch's libraries) of an object (see test_cuda_light_headers)."""
-    out = subprocess.run(["nm", "-C", str(obj)], capture_output=True, text=True, check=True).stdout
-    strong, refs = set(), set()
-    for line in out.splitlines():
-        parts = line.split(maxsplit=2)
-        if len(parts) == 3 and parts[1] in "TDBR" and ".cold" not in parts[2] and not parts[2].startswith("."):
-            strong.add(parts[2])
-        elif len(parts) == 2 and parts[0] == "U" and ("at::" in parts[1] or "c10::" in parts[1]
-                                                     or "torch::" in parts[1]):
-            refs.add(parts[1])
-    return strong, refs
-
-
 @pytest.mark.slow
 def test_a_shipped_cpu_solution_built_light_is_the_full_build(tmp_path, cpu_pch):
     source = (REPO / "solutions" / "cpu" / "activation.relu.py").read_text()
@@ -217,7 +204,7 @@ def test_a_shipped_cpu_solution_built_light_is_the_full_build(tmp_path, cpu_pch)
         rows = _cpu_build(tmp_path / f"light{int(on)}", source, on, "torch.relu(x)")
         assert [r["path"] for r in rows] == (["light"] if on else [])
         built[on] = next((tmp_path / f"light{int(on)}").rglob("main.o"))
-    light, full = _symbols(built[True]), _symbols(built[False])
+    light, full = symbols(built[True]), symbols(built[False])
     assert light[0] == full[0] and light[0]
     assert light[1] == full[1]
 

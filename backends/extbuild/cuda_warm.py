@@ -35,9 +35,6 @@ class _WarmOnly(Exception):
 WARM_VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O3",))
 
 
-_probe_dir_prefix = warm_wait.probe_dir_prefix
-
-
 def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, visit, on_error=None,
                         cuda_flags: bool = False) -> None:
     """For each ``extra_cflags`` variant, run torch's ``load_inline`` of an empty extension until it has written
@@ -57,7 +54,7 @@ def _each_variant_ninja(variants: tuple[tuple[str, ...], ...], with_cuda: bool, 
     try:
         for i, extra in enumerate(variants):
             current.append(tuple(extra))
-            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
+            with tempfile.TemporaryDirectory(prefix=warm_wait.probe_dir_prefix(os.getpid())) as tmp:
                 kw: dict[str, Any] = {"cuda_sources": "__global__ void mkb_warm() {}"} if with_cuda else {}
                 kw["extra_cuda_cflags" if cuda_flags else "extra_cflags"] = list(extra)
                 try:
@@ -187,7 +184,7 @@ def _per_flag_set(light_root: Path, flag_sets: list[tuple[tuple[str, ...], dict[
             continue
         try:
             nvcc_light.write_shim(shim)
-            with tempfile.TemporaryDirectory(prefix=_probe_dir_prefix(os.getpid())) as tmp:
+            with tempfile.TemporaryDirectory(prefix=warm_wait.probe_dir_prefix(os.getpid())) as tmp:
                 rows = make(nvcc[0], v, shim, Path(tmp))
             report.extend({"variant": list(extra), **row} for row in rows)
         except Exception as exc:  # noqa: BLE001 - a warmer that cannot warm one set reports it
@@ -352,7 +349,7 @@ class PchWarmer:
                     *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp"),
                     *light_root_of(self.pch_root).glob(f"host/*/*.{self.proc.pid}.tmp")]:
             tmp.unlink(missing_ok=True)
-        for tmp in Path(tempfile.gettempdir()).glob(_probe_dir_prefix(self.proc.pid) + "*"):
+        for tmp in Path(tempfile.gettempdir()).glob(warm_wait.probe_dir_prefix(self.proc.pid) + "*"):
             shutil.rmtree(tmp, ignore_errors=True)
         try:
             text = self.log_path.read_text(errors="replace")

@@ -34,8 +34,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by ninja: the sibling modules by path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import light_headers as lh
+    import probe_store
 else:
     from multikernelbench.backends.extbuild import light_headers as lh
+    from multikernelbench.backends.extbuild import probe_store
 
 #: What main.cpp's ``<torch/extension.h>`` becomes: the tensor API ``cuda.cu`` already gets (torch/types.h),
 #: pybind11 with torch's type casters, and ``torch::wrap_pybind_function`` (which load_inline's bindings call).
@@ -60,14 +62,6 @@ def ready(set_dir: Path) -> bool:
     return (shim / "torch" / "extension.h").is_file() and header.is_file() and gch.is_file() and analysis.is_file()
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-
-
 def make(cxx: list[str], flags: list[str], set_dir: Path, tmp_prefix: str = "mkb-light-main-") -> dict:
     """Trusted side: the light header, its precompiled ``.gch`` and the analysis for one flag set (the flags
     main.cpp's compile uses, without the output and source). Called under the full PCH's lock by the warmer;
@@ -76,8 +70,8 @@ def make(cxx: list[str], flags: list[str], set_dir: Path, tmp_prefix: str = "mkb
     if ready(set_dir):
         return {"state": "present"}
     t0 = time.perf_counter()
-    _write(shim / "torch" / "extension.h", LIGHT_TEXT)
-    _write(header, LIGHT_TEXT)
+    probe_store.write_if_changed(shim / "torch" / "extension.h", LIGHT_TEXT)
+    probe_store.write_if_changed(header, LIGHT_TEXT)
     tmp = gch.with_name(f"{gch.name}.{os.getpid()}.tmp")
     out = subprocess.run([*cxx, "-x", "c++-header", str(header), "-o", str(tmp), *flags],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -88,19 +82,12 @@ def make(cxx: list[str], flags: list[str], set_dir: Path, tmp_prefix: str = "mkb
     with tempfile.TemporaryDirectory(prefix=tmp_prefix) as d:
         probe = Path(d) / "probe.cpp"
         probe.write_text("#include <torch/extension.h>\n")
-        light_pp = _preprocess(cxx, flags + ["-I", str(shim)], probe)
-        full_pp = _preprocess(cxx, flags, probe)
+        light_pp = probe_store.preprocess(cxx, flags, probe, ["-I", str(shim)], keep_macros=("-dD",))
+        full_pp = probe_store.preprocess(cxx, flags, probe, [], keep_macros=("-dD",))
     diff = lh.diff(light_pp, full_pp)
-    _write(analysis, diff.to_json())
+    probe_store.write_if_changed(analysis, diff.to_json())
     return {"state": "made", "seconds": round(time.perf_counter() - t0, 1), "bytes": gch.stat().st_size,
             "macros": len(diff.macros), "files": diff.full_only_files}
-
-
-def _preprocess(cxx: list[str], flags: list[str], probe: Path) -> str:
-    res = subprocess.run([*cxx, *flags, "-E", "-dD", str(probe)], capture_output=True, text=True, timeout=600)
-    if res.returncode != 0:
-        raise RuntimeError(f"preprocessing the probe failed ({res.returncode}): {res.stderr[-500:]}")
-    return res.stdout
 
 
 def hazards(source: str, set_dir: Path) -> list[str]:

@@ -40,7 +40,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -120,13 +119,7 @@ def header_diff(cmd: list[str], flags: list[str], shim: Path, cache: Path,
 
 
 def write_shim(shim: Path) -> None:
-    header = shim / "torch" / "extension.h"
-    if not header.exists() or header.read_text() != light_headers.SHIM_TEXT:
-        header.parent.mkdir(parents=True, exist_ok=True)
-        # Per thread: the warmer's jobs write it side by side (one temporary name for both lost a rename).
-        tmp = header.with_name(f"extension.h.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(light_headers.SHIM_TEXT)
-        os.replace(tmp, header)
+    probe_store.write_if_changed(shim / "torch" / "extension.h", light_headers.SHIM_TEXT)
 
 
 def _report(path: Path | None, row: dict) -> None:

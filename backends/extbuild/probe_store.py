@@ -1,5 +1,6 @@
-"""What the light path's and the ops path's analyses share: the probe preprocessed with a flag set, and an
-analysis file made once per flag set, under a lock, by whichever process needs it first.
+"""What the light paths' and the ops path's analyses share: the probe preprocessed with a flag set, an
+analysis file made once per flag set, under a lock, by whichever process needs it first, and shared headers
+written whole.
 
 Standard library only: it runs inside the nvcc driver, a plain script.
 """
@@ -9,14 +10,17 @@ from __future__ import annotations
 import fcntl
 import os
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 
-def preprocess(cmd: list[str], flags: list[str], probe: Path, extra: list[str]) -> str:
+def preprocess(cmd: list[str], flags: list[str], probe: Path, extra: list[str],
+               keep_macros: tuple[str, ...] = ("-Xcompiler", "-dD")) -> str:
     """``nvcc -E -Xcompiler -dD`` of ``probe`` with the flag set and ``extra`` (a ``-I`` folder): the text the
-    analyses compare (line markers name the files, ``-dD`` keeps the macro definitions)."""
-    res = subprocess.run([*cmd, *flags, *extra, "-E", "-Xcompiler", "-dD", str(probe)], capture_output=True,
+    analyses compare (line markers name the files, ``-dD`` keeps the macro definitions). ``keep_macros``: how
+    the compiler is asked for ``-dD`` (``("-dD",)`` for g++ itself: light_main's analysis)."""
+    res = subprocess.run([*cmd, *flags, *extra, "-E", *keep_macros, str(probe)], capture_output=True,
                          text=True, timeout=600)
     if res.returncode != 0:
         raise RuntimeError(f"preprocessing the probe failed ({res.returncode}): {res.stderr[-500:]}")
@@ -39,3 +43,14 @@ def made_once(path: Path, make: Callable[[], str]) -> str:
             return text
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` unless it holds it already, through a temporary name per process and thread
+    (the warmer's jobs write shared headers side by side: one temporary name for both lost a rename)."""
+    if path.exists() and path.read_text() == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
