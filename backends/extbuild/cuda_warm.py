@@ -345,7 +345,8 @@ class PchWarmer:
         for folder in self.marked:
             warm_wait.unmark(folder, self.proc.pid)
         for tmp in [*self.pch_root.glob(f"*/*.{self.proc.pid}.tmp"),
-                    *self.pch_root.glob(f"*/{light_main.FOLDER}/**/*.{self.proc.pid}.tmp"),
+                    *self.pch_root.glob(f"*/{light_main.FOLDER}/**/*.{self.proc.pid}.tmp"),  # its .gch
+                    *self.pch_root.glob(f"*/{light_main.FOLDER}/**/*.{self.proc.pid}.*.tmp"),  # write_if_changed
                     *light_root_of(self.pch_root).glob(f"*/*.{self.proc.pid}.tmp"),
                     *light_root_of(self.pch_root).glob(f"host/*/*.{self.proc.pid}.tmp")]:
             tmp.unlink(missing_ok=True)
