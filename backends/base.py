@@ -53,6 +53,10 @@ class Backend(abc.ABC):
     times_on_cpu_shape: bool = True
     #: Whether compiling other candidates may overlap timing (False where both share the CPU cores).
     overlap_compile_with_timing: bool = False
+    #: Device lanes per GPU when the run does not say (``EngineConfig.lanes_per_gpu`` None): 0 = as many as the
+    #: GPU's free memory and the cores allow (engine/lane_count.py). 1 (one candidate per GPU at a time) until
+    #: the backend's shipped set has been timed with several lanes against one on a GPU (docs/lanes.md).
+    default_lanes_per_gpu: int = 1
     #: Whether the timer gives trustworthy numbers here (False e.g. for an interpreter mode).
     timing_available: bool = True
     #: Large GPU outputs reach the parent by CUDA IPC handle (engine/cuda_ipc.py); memory the driver cannot

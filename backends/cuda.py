@@ -119,6 +119,9 @@ class CudaBackend(Backend):
     device_type = "cuda"
     times_on_cpu_shape = False
     overlap_compile_with_timing = (os.cpu_count() or 1) >= 8  # builds use CPU cores, timing the GPU
+    # Automatic lanes: the shipped CUDA set with 4 lanes kept every status and its speedups within the spread of
+    # two 1-lane runs (H100, benchmarks/throughput/README.md, 2026-12-06 sixth session).
+    default_lanes_per_gpu = 0
     timing_available = True
 
     def availability(self) -> Availability:

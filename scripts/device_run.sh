@@ -5,13 +5,13 @@
 # sandbox (issue #26: kernel sandbox level, start-up cost, gpu sandbox tests) eval_cuda eval_triton eval_pallas eval_opencl (probes NVIDIA's OpenCL driver first) eval_numba eval_helion (installs
 # the carried .carry/wheels) gputests baseline, and cuda_full (the issue #11 acceptance run: every shipped
 # CUDA solution, right and wrong, with --compile-baseline and default timing and build settings), throughput
-# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_cold_machine_light tp_cold_machine_auto tp_warm tp_warm_auto tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
+# (scripts/throughput_bench.py), tp_cold tp_cold_old tp_cold_flat tp_cold_late tp_cold_machine tp_cold_machine_light tp_cold_machine_auto tp_cold_machine_1lane tp_warm tp_warm_auto tp_warm_1lane tp_per_build probe (issue #28), tp_lanes tp_lanes_warm (issue #44), cuda_loaded trust outputs_cost (issue #40). Env: EVAL_TIMEOUT(_CUDA) (s), COMPILE_WORKERS, DEADLINE (s),
 # RUN (name of the log folder and tarball; lets two copies run side by side, one per GPU, pinned with
 # CUDA_VISIBLE_DEVICES), SKIP_INSTALL=1 (when a first call already installed the package), RUN_TIMEOUT (s per
 # worker request; lower it so one stalled candidate cannot eat the whole call), TIMING_BUDGET (s per callable),
 # COMPILE_BASELINE_FOR (backends timed against torch.compile too; default all three), BASELINE_TASKS (a file of
 # task ids for step baseline), SPREAD_TASKS (the same for step spread), QUIET_TASKS (more ids for step quiet),
-# EVAL_ARGS (more mkb eval options for the eval_* and cuda_full steps, e.g. --lanes-per-gpu 0),
+# EVAL_ARGS (more mkb eval options for the eval_* and cuda_full steps, e.g. --lanes-per-gpu 1),
 # BASELINE_BACKEND (default cuda; cpu pilots the baseline/spread/quiet steps on a machine without a GPU).
 export PYTHONUNBUFFERED=1 MKB_ALLOW_CODE_EXECUTION=1
 RUN=${RUN:-run}; R=$OUT/$RUN; mkdir -p $R
@@ -139,10 +139,12 @@ PY
     # header, as the light path read them before backends/extbuild/ops_headers.py), the A/B of issue #44's ops path.
     # tp_cold_machine_auto: tp_cold_machine with --lanes-per-gpu 0 (engine/lane_count.py picks the lanes), the A/B of
     # the default lane count from an empty build cache; tp_warm_auto: tp_warm with --lanes-per-gpu 0. Both keep the
-    # run's trace and check it with scripts/lane_windows.py ("0 foreign steps inside a clock" expected).
+    # run's trace and check it with scripts/lane_windows.py ("0 foreign steps inside a clock" expected). Since the
+    # CUDA default became automatic lanes (backends/cuda.py default_lanes_per_gpu), the plain steps run auto too;
+    # tp_cold_machine_1lane / tp_warm_1lane (--lanes-per-gpu 1) are the one-lane side of the A/B.
     # tp_cold_machine_fullmain: tp_cold_machine with main.cpp on the full precompiled torch/extension.h
     # (--backend-option light_main=false), the A/B of backends/extbuild/light_main.py.
-    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light|tp_cold_machine_auto|tp_cold_machine_fullmain)
+    tp_cold|tp_cold_old|tp_cold_flat|tp_cold_late|tp_cold_machine|tp_cold_machine_light|tp_cold_machine_auto|tp_cold_machine_1lane|tp_cold_machine_fullmain)
       if [ $step != tp_cold ] && [ "${step#tp_cold_machine}" != "$step" ]; then
         [ -d /tmp/mkb_tp_build/cuda/_ext_cache ] || { echo "tp_cold_machine: no per-machine artefacts (run tp_cold first)"; continue; }
         find /tmp/mkb_tp_build -mindepth 1 -maxdepth 1 ! -name cuda -exec rm -rf {} +
@@ -155,6 +157,7 @@ PY
       [ $step = tp_cold_machine ] && { F=throughput_cold_machine; L=tp_cold_machine; }
       [ $step = tp_cold_machine_light ] && { MA="--backend-option light_ops=false $TP_MKB_ARGS"; F=throughput_cold_machine_light; L=tp_cold_machine_light; }
       [ $step = tp_cold_machine_auto ] && { MA="--lanes-per-gpu 0 $TP_MKB_ARGS"; F=throughput_cold_machine_auto; L=tp_cold_machine_auto; }
+      [ $step = tp_cold_machine_1lane ] && { MA="--lanes-per-gpu 1 $TP_MKB_ARGS"; F=throughput_cold_machine_1lane; L=tp_cold_machine_1lane; }
       [ $step = tp_cold_machine_fullmain ] && { MA="--backend-option light_main=false $TP_MKB_ARGS"; F=throughput_cold_machine_fullmain; L=tp_cold_machine_fullmain; }
       # Repeated in one call (tp_cold tp_cold ...): each run's files get the next number (_2, _3, ...).
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done
@@ -186,8 +189,9 @@ PY
         grep -m1 "lanes per GPU" $R/tp_lanes_${W}${lanes}_trace.log
         python3 scripts/lane_windows.py $R/tp_lanes_${W}${lanes}_trace.log | head -6
       done ;;
-    tp_warm|tp_warm_auto) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
+    tp_warm|tp_warm_auto|tp_warm_1lane) B=$(( ${TP_WARM_S:-115} < $(left) - 10 ? ${TP_WARM_S:-115} : $(left) - 10 ))
       F=throughput_warm; MA="$TP_MKB_ARGS"; [ $step = tp_warm_auto ] && { F=throughput_warm_auto; MA="--lanes-per-gpu 0 $TP_MKB_ARGS"; }
+      [ $step = tp_warm_1lane ] && { F=throughput_warm_1lane; MA="--lanes-per-gpu 1 $TP_MKB_ARGS"; }
       i=1; n=""; while [ -e $R/$F${n}_h200.json ]; do i=$(( i + 1 )); n=_$i; done; rm -rf /tmp/mkb_tp_work_$step$n
       timeout $(( B + 15 )) python3 scripts/throughput_bench.py --backend cuda --only mkb --n ${TP_N:-36} --budget-s $B \
         --mkb-build-root /tmp/mkb_tp_build --work /tmp/mkb_tp_work_$step$n --out $R/$F${n}_h200.json ${TP_ARGS} --mkb-args "$MA" \

@@ -288,7 +288,7 @@ def test_lanes_on_one_gpu_time_alone(suite, tmp_path):
     cands = [c for c in found if c.expect == Status.CORRECT and "wrong" not in c.label][:6]
     assert len(cands) >= 4, [c.task_id for c in found][:20]
     cfg = EngineConfig(backend="cuda", build_root=tmp_path / "builds", allow_code_execution=True, seed=5,
-                       trace_path=tmp_path / "t.log", gpus=(0,), lanes_per_gpu=0,  # automatic: chosen here
+                       trace_path=tmp_path / "t.log", gpus=(0,),  # CUDA's default: automatic lanes, chosen here
                        timing=TimingConfig(min_runs=5, max_runs=30, budget_s=0.3, warmup=2))
     runner = Runner(cfg, progress=False)
     results = runner.evaluate([suite[c.task_id] for c in cands], cands)

@@ -43,9 +43,10 @@ def add_engine_options(p) -> None:
                    help="backend option (repeatable), e.g. pch=false, pch_root=DIR, split_nvcc=false")
     p.add_argument("--gpus", default=None,
                    help="comma-separated GPU indices to spread the device stage over (default: all)")
-    p.add_argument("--lanes-per-gpu", type=int, default=1,
+    p.add_argument("--lanes-per-gpu", type=int, default=None,
                    help="candidates in a GPU's device stage at once: checks side by side, every clock alone "
-                        "(default 1 = one at a time; 0 = from the GPUs' free memory and the cores, docs/lanes.md)")
+                        "(0 = from the GPUs' free memory and the cores, docs/lanes.md; 1 = one at a time; "
+                        "default: the backend's, 0 for cuda, 1 elsewhere)")
     p.add_argument("--compile-timeout", type=float, default=300.0, help="seconds per candidate build")
     p.add_argument("--policy", choices=["mkb", "kernelbench"], default="mkb",
                    help="mkb (default): the compute must run in the candidate's own kernel; kernelbench: PyTorch "
@@ -80,7 +81,7 @@ def engine_config(args, allow: bool) -> EngineConfig:
                             adaptive=getattr(args, "adaptive_timing", False)))
     cfg.build_cores_estimate = getattr(args, "build_cores_estimate", 0.0) or 0.0
     cfg.prefetch_workers = not getattr(args, "no_worker_prefetch", False)
-    cfg.lanes_per_gpu = getattr(args, "lanes_per_gpu", 1)
+    cfg.lanes_per_gpu = getattr(args, "lanes_per_gpu", None)
     cfg.build_rank_nice = not getattr(args, "no_build_rank_nice", False)
     cfg.backend_options = parse_backend_options(getattr(args, "backend_option", []) or [])
     check_options(cfg.backend, cfg.backend_options)

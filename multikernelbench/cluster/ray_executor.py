@@ -56,7 +56,7 @@ class RayExecutor:
     def __init__(self, runner: RayHost, schedule: Schedule) -> None:
         ray, cfg = runner.ray, runner.config
         self.runner, self.ray, self.cfg, self.schedule = runner, ray, cfg, schedule
-        self.slots = max(1, cfg.lanes_per_gpu) if runner.backend.device_type == "cuda" else 1
+        self.slots = max(1, cfg.lanes_per_gpu or 1) if runner.backend.device_type == "cuda" else 1
         self.build_task = ray.remote(num_cpus=1, max_retries=1)(build_candidate).options(num_returns=2)
         self.lane_cls = ray.remote(max_restarts=0, max_concurrency=self.slots + 2, **runner.lane_options())(Lane)
         self.build_slots = cfg.compile_workers or max(1, schedule.total)

@@ -35,10 +35,9 @@ class EngineConfig:
     #: Device lanes per GPU. Lanes sharing a GPU take its turns (engine/gpu_turns.py): loads, checks and worker
     #: ends side by side, every clock alone on the GPU. 0 = chosen at the run's start from the GPUs' free memory
     #: and the usable cores (engine/lane_count.py; 1 where the memory cannot be read); 1 runs one candidate
-    #: at a time. Default 1: the H200 A/B from an empty build cache measured no gain with 4 lanes (811 vs 788
-    #: candidates/h, build-bound; benchmarks/throughput/, 2026-12-04 evening) and timing fidelity with several
-    #: lanes is not re-measured against ncu yet; 0 is there to measure it.
-    lanes_per_gpu: int = 1
+    #: at a time. None = the backend's ``default_lanes_per_gpu`` (0 for CUDA, where the shipped set's speedups
+    #: with 4 lanes were measured within run-to-run spread of 1 lane; 1 elsewhere until measured there).
+    lanes_per_gpu: int | None = None
     #: CPU lanes (``device_workers`` > 1) take turns on one pseudo-device as a GPU's lanes do (checks shared,
     #: clocks exclusive). Off: they take none (correctness-only runs need none). Lets a machine without a GPU
     #: test the turns (tests/test_lane_turns.py).

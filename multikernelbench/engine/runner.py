@@ -247,12 +247,15 @@ class Runner:
         return gpus if self.backend.device_type == "cuda" else []
 
     def lanes(self) -> list[int | None]:
-        """GPU index per device lane (None for a CPU lane); ``lanes_per_gpu`` lanes share each GPU (0: as many
-        as :func:`~.lane_count.measure` finds room for, measured once per runner and written to the trace)."""
+        """GPU index per device lane (None for a CPU lane); ``lanes_per_gpu`` lanes share each GPU (None: the
+        backend's default; 0: as many as :func:`~.lane_count.measure` finds room for, measured once per runner
+        and written to the trace)."""
         gpus = self.gpus()
         if not gpus:
             return [None] * max(1, self.config.device_workers)
         per_gpu = self.config.lanes_per_gpu
+        if per_gpu is None:
+            per_gpu = self.backend.default_lanes_per_gpu
         if per_gpu <= 0:
             if self.lane_choice is None:
                 from multikernelbench.engine import lane_count
