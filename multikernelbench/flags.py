@@ -57,6 +57,9 @@ class FlagKind(str, enum.Enum):
     #: The reference's ahead-of-time compile failed; it compiled in the device stage instead
     #: (engine/thread_executor.py).
     REFERENCE_WARMUP_FAILED = "reference_warmup_failed"
+    #: Ran out of device memory while other lanes shared its GPU: this result is its evaluation with the GPU to
+    #: itself (engine/lane_gate.py).
+    REEVALUATED_ALONE = "reevaluated_alone"
     #: Read from a stored row: a text no producer of this version writes, or a kind this version does not know.
     UNKNOWN = "unknown"
 
@@ -87,6 +90,7 @@ _LEGACY_PREFIXES: tuple[tuple[str, FlagKind], ...] = (
     ("no torch.compile baseline", FlagKind.NO_COMPILE_BASELINE),
     ("torch API rebound while the baseline compiled", FlagKind.BASELINE_TORCH_REBOUND),
     ("reference warm-up compile failed", FlagKind.REFERENCE_WARMUP_FAILED),
+    ("ran out of device memory beside", FlagKind.REEVALUATED_ALONE),
 )
 
 

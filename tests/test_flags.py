@@ -42,6 +42,8 @@ TODAY = {
     FlagKind.NO_COMPILE_BASELINE: "no torch.compile baseline: timeout: compiling took too long",
     FlagKind.BASELINE_TORCH_REBOUND: "torch API rebound while the baseline compiled (not judged): torch.add",
     FlagKind.REFERENCE_WARMUP_FAILED: "reference warm-up compile failed (boom); compiled in the device stage instead",
+    FlagKind.REEVALUATED_ALONE: "ran out of device memory beside 3 other lane(s) (running on shape {}: CUDA out of "
+                                "memory); this is its evaluation with the device to itself",
 }
 
 

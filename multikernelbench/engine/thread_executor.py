@@ -21,7 +21,8 @@ from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.executor import Built, Completion, Evaluated, NotStarted
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.job import Job, JobHost
-from multikernelbench.engine.outcomes import BuildOutcome, HarnessError, Outcome
+from multikernelbench.engine.lane_gate import LaneGate, out_of_device_memory
+from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Outcome
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.schedule import Schedule
@@ -47,6 +48,9 @@ class ThreadExecutor:
         self.device_locks: dict[int | None, GpuTurns] = {g: GpuTurns() for g in set(self.lanes) if g is not None}
         if cfg.cpu_lanes_take_turns and None in self.lanes:
             self.device_locks[None] = GpuTurns()
+        # Lanes sharing a device: a candidate out of device memory beside the others is evaluated again with the
+        # device to itself (engine/lane_gate.py).
+        self.gates = {g: LaneGate(self.lanes.count(g)) for g in self.device_locks if self.lanes.count(g) > 1}
         # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
         # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
         self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
@@ -138,7 +142,7 @@ class ThreadExecutor:
                     self.posted.put(NotStarted(job, skipped))
                     continue
                 ahead = self.prefetch(job, refs, gpu)
-                outcome = self.device_step(job, refs, gpu, current, ahead)
+                outcome = self.gated_step(job, refs, gpu, current, ahead)
                 self.release_finished(job, refs)
                 self.posted.put(Evaluated(job, outcome))
         finally:
@@ -174,6 +178,33 @@ class ThreadExecutor:
                                    self.cfg, runner.seeds, refs, env_extra=env, zygote=runner.zygote,
                                    trace=runner.trace, device_lock=self.device_locks.get(gpu),
                                    clean=runner.clean_refs)
+
+    def gated_step(self, job: Job, refs: ReferenceService, gpu: int | None, current: Prefetch | None,
+                   ahead: Prefetch | None) -> Outcome:
+        """The job's device stage beside the other lanes' on its device; once more with the device to itself
+        when it ran out of device memory there (engine/lane_gate.py)."""
+        gate = self.gates.get(gpu)
+        if gate is None:  # a lane alone on its device (prefetching, maybe): nothing to share
+            return self.device_step(job, refs, gpu, current, ahead)
+        with gate.stage():
+            first = self.device_step(job, refs, gpu, current, ahead)
+        if not out_of_device_memory(first):
+            return first
+        label = trace_label(job.task.id, job.cand.code_hash)
+        self.runner.trace(label, f"out of memory beside {gate.lanes - 1} other lane(s) on its device: "
+                                 "evaluated again with the device to itself")
+        with gate.alone():
+            self.runner.trace(label, "alone on its device")
+            outcome = self.device_step(job, refs, gpu)
+            self.runner.trace(label, "alone on its device: done")
+        note = Flag(FlagKind.REEVALUATED_ALONE,
+                    f"ran out of device memory beside {gate.lanes - 1} other lane(s) ({first.message[:160]}); "
+                    "this is its evaluation with the device to itself")
+        if isinstance(outcome, DeviceOutcome):
+            outcome.flags.append(note)
+        elif isinstance(outcome, HarnessError) and outcome.partial is not None:
+            outcome.partial.flags.append(note)
+        return outcome
 
     def device_step(self, job: Job, refs: ReferenceService, gpu: int | None, current: Prefetch | None = None,
                     ahead: Prefetch | None = None) -> Outcome:

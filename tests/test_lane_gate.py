@@ -1,0 +1,123 @@
+"""A candidate out of device memory beside other lanes is evaluated again with the device to itself
+(engine/lane_gate.py).
+
+Why: with CUDA's lanes automatic by default, an honest candidate that fits on the GPU alone can run out of memory
+while the other lanes' workers hold theirs; scored as its ``runtime_error`` the run's own crowding would count
+against the model. The engine tests run the real engine (Runner, subprocess workers) with two CPU lanes taking
+turns on one pseudo-device (as tests/test_lane_turns.py does) and read the order of events from the run's trace.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from multikernelbench.engine.candidates import Candidate
+from multikernelbench.engine.lane_gate import LaneGate, out_of_device_memory
+from multikernelbench.engine.outcomes import DeviceOutcome
+from multikernelbench.engine.runner import Runner
+from multikernelbench.flags import FlagKind, of_kind
+from multikernelbench.records import FailureKind, Status
+from tests.test_lane_turns import RELU, sleepy_relu, two_lane_config
+
+
+# ---- the gate itself ---------------------------------------------------------------------------------------
+def test_alone_waits_for_running_stages_and_new_stages_wait_for_it():
+    gate, log = LaneGate(3), []
+
+    def stage(name: str, seconds: float) -> None:
+        with gate.stage():
+            log.append((name, "in", time.monotonic()))
+            time.sleep(seconds)
+            log.append((name, "out", time.monotonic()))
+
+    def alone() -> None:
+        with gate.alone():
+            log.append(("alone", "in", time.monotonic()))
+            time.sleep(0.2)
+            log.append(("alone", "out", time.monotonic()))
+
+    first = threading.Thread(target=stage, args=("first", 0.4))
+    first.start()
+    time.sleep(0.1)
+    retry = threading.Thread(target=alone)
+    retry.start()
+    time.sleep(0.1)  # the retry now waits for "first"; a stage asked for now waits behind the retry
+    late = threading.Thread(target=stage, args=("late", 0.1))
+    late.start()
+    for t in (first, retry, late):
+        t.join(10)
+    at = {(name, edge): t for name, edge, t in log}
+    assert at[("first", "out")] <= at[("alone", "in")], log
+    assert at[("alone", "out")] <= at[("late", "in")], log
+
+
+def test_only_an_out_of_memory_is_retried():
+    oom = DeviceOutcome(message="running on shape {}: MemoryError: CUDA out of memory", failure=FailureKind.RESOURCE_LIMIT)
+    too_big = DeviceOutcome(message="file too large", failure=FailureKind.RESOURCE_LIMIT)
+    crash = DeviceOutcome(message="out of memory, it says", failure=FailureKind.EXCEPTION)
+    assert out_of_device_memory(oom)
+    assert not out_of_device_memory(too_big) and not out_of_device_memory(crash)
+
+
+# ---- the engine ------------------------------------------------------------------------------------------
+OOM_RELU = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            raise MemoryError("out of memory (a test candidate)")
+    """)
+
+
+def _events(trace: Path) -> list[tuple[str, str]]:
+    """(who, what) per trace line of a candidate (who: ``task [code hash]``), in the order written."""
+    out = []
+    for line in trace.read_text().splitlines():
+        m = re.match(r"\S+ \+\s*[0-9.]+s (.+? \[[0-9a-f]+\]): (.*)$", line)
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+@pytest.mark.slow
+def test_an_out_of_memory_beside_another_lane_is_evaluated_again_alone(suite, tmp_path):
+    """A runs out of memory at its first check while B (slow checks) holds the other lane; C waits in the queue.
+    A is evaluated again only once B's stage ended, and C's stage starts only after A's second one: nothing of
+    another candidate between A's "alone" lines. A stays the candidate's failure (it runs out of memory alone
+    too), now flagged; B and C are correct and unflagged. Fails on the old code (no second stage, no flag)."""
+    cfg = two_lane_config(tmp_path)
+    a = Candidate(task_id=RELU, source=OOM_RELU, label="A")
+    b, c = sleepy_relu("B", 0.25), sleepy_relu("C", 0.05)
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [a, b, c])
+    ra, rb, rc = results
+    assert ra.status == Status.RUNTIME_ERROR and ra.failure is FailureKind.RESOURCE_LIMIT, (ra.status, ra.message)
+    assert "out of memory" in ra.message
+    assert len(of_kind(ra.flags, FlagKind.REEVALUATED_ALONE)) == 1, ra.flags
+    for r in (rb, rc):
+        assert r.status == Status.CORRECT and not of_kind(r.flags, FlagKind.REEVALUATED_ALONE), (r.status, r.message)
+    events = _events(cfg.trace_path)
+    a_who = next(who for who, what in events if what.startswith("out of memory beside"))
+    start = events.index((a_who, "alone on its device"))
+    end = events.index((a_who, "alone on its device: done"))
+    assert len({who for who, _ in events}) == 3, events  # three candidates, told apart by their code hash
+    between = {who for who, _ in events[start:end + 1]}
+    assert between == {a_who}, events[start:end + 1]
+    # A's first stage started (and failed) once, its second once: two "device stage start" lines.
+    assert sum(1 for who, what in events if who == a_who and what.startswith("device stage start")) == 2
+
+
+@pytest.mark.slow
+def test_a_lane_alone_on_its_device_does_not_retry(suite, tmp_path):
+    """One lane: the out-of-memory is the candidate's at once, as before lanes shared a device."""
+    cfg = two_lane_config(tmp_path)
+    cfg.device_workers = 1
+    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [Candidate(task_id=RELU, source=OOM_RELU,
+                                                                             label="A")])
+    assert results[0].failure is FailureKind.RESOURCE_LIMIT and not results[0].flags, results[0].flags
+    assert "alone on its device" not in cfg.trace_path.read_text()
