@@ -93,7 +93,7 @@ def test_an_out_of_memory_beside_another_lane_is_evaluated_again_alone(suite, tm
     too), now flagged; B and C are correct and unflagged. Fails on the old code (no second stage, no flag)."""
     cfg = two_lane_config(tmp_path)
     a = Candidate(task_id=RELU, source=OOM_RELU, label="A")
-    b, c = sleepy_relu("B", 0.25), sleepy_relu("C", 0.05)
+    b, c = sleepy_relu("B", 0.1), sleepy_relu("C", 0.02)
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], [a, b, c])
     ra, rb, rc = results
     assert ra.status == Status.RUNTIME_ERROR and ra.failure is FailureKind.RESOURCE_LIMIT, (ra.status, ra.message)
