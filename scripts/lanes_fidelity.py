@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
+
+from multikernelbench.scoring import geometric_mean
 
 
 def speedups(path: Path) -> dict[str, float]:
@@ -35,10 +36,6 @@ def spread(x: float | None, y: float | None) -> float | None:
     return abs(x / y - 1) if x and y else None
 
 
-def gmean(xs: list[float]) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--a", nargs=3, metavar=("NAME", "RUN1", "RUN2"), required=True)
@@ -54,7 +51,8 @@ def main(argv: list[str]) -> int:
         wa, wb = spread(v[0], v[1]), spread(v[2], v[3])
         a = [x for x in v[:2] if x]
         b = [x for x in v[2:] if x]
-        ab = abs(gmean(b) / gmean(a) - 1) if a and b else None
+        ga, gb = geometric_mean(a), geometric_mean(b)
+        ab = abs(gb / ga - 1) if ga and gb else None
         for acc, x in ((within_a, wa), (within_b, wb), (between, ab)):
             if x is not None:
                 acc.append(x)
