@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from multikernelbench.engine.candidates import Candidate
-from multikernelbench.engine.lane_gate import LaneGate, out_of_device_memory
+from multikernelbench.engine.lane_gate import LaneGate
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.runner import Runner
 from multikernelbench.flags import FlagKind, of_kind
@@ -61,8 +61,8 @@ def test_only_an_out_of_memory_is_retried():
     oom = DeviceOutcome(message="running on shape {}: MemoryError: CUDA out of memory", failure=FailureKind.RESOURCE_LIMIT)
     too_big = DeviceOutcome(message="file too large", failure=FailureKind.RESOURCE_LIMIT)
     crash = DeviceOutcome(message="out of memory, it says", failure=FailureKind.EXCEPTION)
-    assert out_of_device_memory(oom)
-    assert not out_of_device_memory(too_big) and not out_of_device_memory(crash)
+    assert oom.out_of_memory()
+    assert not too_big.out_of_memory() and not crash.out_of_memory()
 
 
 # ---- the engine ------------------------------------------------------------------------------------------

@@ -199,7 +199,7 @@ class CandidateEvaluation(TrialSteps, BaselineSteps, CleanSteps):
         """A device out-of-memory met beside processes outside this run becomes a harness error
         (engine/gpu_neighbours.py: ``blame_for_oom``), counted right after the failure."""
         neighbours = self.refs.neighbours
-        if out.failure is not FailureKind.RESOURCE_LIMIT or neighbours is None or "out of memory" not in out.message:
+        if neighbours is None or not out.out_of_memory():
             return
         blamed = blame_for_oom(out.message, neighbours.count())
         if blamed is not None:

@@ -20,9 +20,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from multikernelbench.engine.outcomes import DeviceOutcome, Outcome
-from multikernelbench.records import FailureKind
-
 
 class LaneGate:
     """One device's device stages: side by side (:meth:`stage`), or one with the device to itself
@@ -61,9 +58,3 @@ class LaneGate:
                 self._alone = False
                 self._cv.notify_all()
 
-
-def out_of_device_memory(outcome: Outcome) -> bool:
-    """A device stage that ended in an out-of-memory of the candidate's (not one already blamed on processes
-    outside the run: that is a harness error, engine/gpu_neighbours.py)."""
-    return (isinstance(outcome, DeviceOutcome) and outcome.failure is FailureKind.RESOURCE_LIMIT
-            and "out of memory" in outcome.message.lower())

@@ -69,6 +69,11 @@ class DeviceOutcome:
         "speedup_compile", "roofline_fraction", "clean_eager_timing", "speedup_clean", "outside_clock_ms",
         "fresh_shapes_checked", "speedup_low", "speedup_high", "reference_drift", "host_load")
 
+    def out_of_memory(self) -> bool:
+        """Ended in a device out-of-memory: what the neighbours' blame (engine/gpu_neighbours.py) and the lanes'
+        retry alone (engine/lane_gate.py) both ask."""
+        return self.failure is FailureKind.RESOURCE_LIMIT and "out of memory" in self.message
+
 
 @dataclass
 class HarnessError:

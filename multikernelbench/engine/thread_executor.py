@@ -21,7 +21,7 @@ from multikernelbench.engine.device_stage import CandidateEvaluation
 from multikernelbench.engine.executor import Built, Completion, Evaluated, NotStarted
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.job import Job, JobHost
-from multikernelbench.engine.lane_gate import LaneGate, out_of_device_memory
+from multikernelbench.engine.lane_gate import LaneGate
 from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Outcome
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
@@ -188,7 +188,7 @@ class ThreadExecutor:
             return self.device_step(job, refs, gpu, current, ahead)
         with gate.stage():
             first = self.device_step(job, refs, gpu, current, ahead)
-        if not out_of_device_memory(first):
+        if not (isinstance(first, DeviceOutcome) and first.out_of_memory()):
             return first
         label = trace_label(job.task.id, job.cand.code_hash)
         self.runner.trace(label, f"out of memory beside {gate.lanes - 1} other lane(s) on its device: "
