@@ -6,6 +6,8 @@ CPU is this process's and its reaped children's (``RUSAGE_SELF`` and ``RUSAGE_CH
 protocol (setup, call, teardown). A child reaped later (a module fixture's zygote, closed at the module's end) is
 counted to the test during which it is reaped, so per-file sums are exact and per-test figures are not. Off by
 default; each worker appends its own lines (short writes to a file opened for appending do not interleave).
+The worker's pid is there for ``scripts/suite_cpu.py``, which counts the CPU of every process a test started,
+reaped or not.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     finally:
         own1, children1 = _cpu()
-        row = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        row = {"test": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "pid": os.getpid(),
                "start": round(start, 3), "wall_s": round(time.monotonic() - t0, 3),
                "cpu_s": round(own1 - own0, 3), "children_cpu_s": round(children1 - children0, 3)}
         with open(path, "a") as fh:
