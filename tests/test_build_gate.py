@@ -198,3 +198,38 @@ def test_builds_that_enter_beside_others_run_nicer(tmp_path, suite, rank_nice):
     assert [r.status.value for r in results] == ["correct", "correct"], [r.message for r in results]
     firsts = sorted(int(f.read_text().split()[0]) for f in (tmp_path / "cpu").glob("*/mkb_nice.txt"))
     assert firsts == ([0, 1] if rank_nice else [0, 0]), firsts  # off (--no-build-rank-nice): all alike
+
+
+def test_builds_that_ask_at_once_share_one_gate(tmp_path):
+    """The build stage makes its gate at the first build. Two build threads asking at once each made one (a look,
+    then a profile read that lets the other thread run, then the store): each build was admitted by a gate of its
+    own, at rank 0 and under no shared limit. CI saw it as ranks [0, 0] where one build entered beside the other
+    (test_builds_that_enter_beside_others_run_nicer). Here many threads ask at once, with thread switches made
+    frequent, many times over."""
+    from multikernelbench.backends.registry import get_backend
+    from multikernelbench.engine.build_stage import BuildStage
+    from multikernelbench.engine.config import EngineConfig
+    from multikernelbench.engine.trace import Trace
+
+    (tmp_path / "cpu").mkdir()
+    bg.record(tmp_path / "cpu", bg.BuildSample(cpu_s=3.0, wall_s=2.0))  # a profile to read
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(40):
+            stage = BuildStage(get_backend("cpu"), EngineConfig(build_root=tmp_path, compile_workers=0), Trace(None))
+            start = threading.Barrier(8)
+            gates: list[object] = []
+
+            def ask(stage=stage, start=start, gates=gates) -> None:
+                start.wait()
+                gates.append(stage.gate)
+
+            threads = [threading.Thread(target=ask) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len({id(g) for g in gates}) == 1, f"{len({id(g) for g in gates})} gates for one stage"
+    finally:
+        sys.setswitchinterval(before)

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -59,6 +60,7 @@ class BuildStage:
     def __init__(self, backend: Backend, config: EngineConfig, trace: Trace, zygote=None) -> None:
         self.backend, self.config, self.trace, self.zygote = backend, config, trace, zygote
         self._gate: BuildGate | None = None
+        self._gate_lock = threading.Lock()
 
     @functools.cached_property
     def toolchain(self) -> dict[str, str]:
@@ -68,13 +70,19 @@ class BuildStage:
     @property
     def gate(self) -> BuildGate | None:
         """Builds at once from their measured CPU use (engine/build_gate.py); None when the user fixed the
-        number (``compile_workers``)."""
-        if self._gate is None and not self.config.compile_workers:
-            from multikernelbench.util.procs import usable_cores
+        number (``compile_workers``). Made at the first build under a lock: the build threads ask at once, and
+        two gates (each reading the profile, which lets the other thread in) admitted their builds at rank 0
+        under no shared limit."""
+        if self.config.compile_workers:
+            return None
+        with self._gate_lock:
+            if self._gate is None:
+                from multikernelbench.util.procs import usable_cores
 
-            estimate = self.config.build_cores_estimate or float(getattr(self.backend, "build_cores_estimate", 1.0))
-            self._gate = BuildGate(usable_cores(), estimate, Path(self.config.build_root) / self.backend.name)
-        return self._gate
+                estimate = self.config.build_cores_estimate or float(getattr(self.backend, "build_cores_estimate",
+                                                                             1.0))
+                self._gate = BuildGate(usable_cores(), estimate, Path(self.config.build_root) / self.backend.name)
+            return self._gate
 
     def build_dir(self, cand: Candidate) -> Path:
         return Path(self.config.build_root) / self.backend.name / cand.code_hash
