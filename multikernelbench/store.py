@@ -49,17 +49,40 @@ class StoredResult:
     result: EvalResult
 
 
+#: How long opening a store may wait for another connection's lock (SQLite's busy timeout, and the retries of
+#: :meth:`ResultStore._prepare`).
+OPEN_TIMEOUT_S = 30.0
+
+
 class ResultStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection per store; each write commits at once so a killed run loses nothing finished.
-        self._conn = sqlite3.connect(str(self.path), timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._migrate_policy_key()
-        self._conn.executescript(SCHEMA)
-        self._add_missing_columns()
-        self._conn.commit()
+        self._conn = sqlite3.connect(str(self.path), timeout=OPEN_TIMEOUT_S)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """WAL, the schema and its migrations, retried while another connection holds the lock. The busy
+        timeout does not cover it: stores opened at once on a new file (``mkb serve``'s lanes start together)
+        switch it to WAL and create the tables, and SQLite answers one of two such connections "database is
+        locked" at once, not after waiting (its way out of a deadlock); a serve lane died of it under load."""
+        deadline = time.monotonic() + OPEN_TIMEOUT_S
+        pause = 0.01
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._migrate_policy_key()
+                self._conn.executescript(SCHEMA)
+                self._add_missing_columns()
+                self._conn.commit()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                self._conn.rollback()
+                time.sleep(pause)
+                pause = min(2 * pause, 0.5)
 
     def _migrate_policy_key(self) -> None:
         """A store made before policies (anticheat/policy.py) had no ``policy`` in its key: its rows move, in one
