@@ -32,8 +32,14 @@ KINDS = {"cc1plus": "c++", "cc1": "c++", "as": "c++", "ld": "c++", "collect2": "
 
 
 def _boot_time() -> float:
-    """The epoch time of the boot, to the clock tick (``/proc/stat``'s btime is whole seconds)."""
-    return time.time() - float(Path("/proc/uptime").read_text().split()[0])
+    """The epoch time of the boot: the wall clock less the boot clock, from the closest of a few paired readings
+    (a thread switch between the two reads of one pair would shift every start time by it)."""
+    pairs = []
+    for _ in range(5):
+        t0 = time.time()
+        up = time.clock_gettime(time.CLOCK_BOOTTIME)
+        pairs.append((time.time() - t0, t0 - up))
+    return min(pairs)[1]
 
 
 def _read(pid: str) -> tuple[str, int, str, float] | None:
@@ -64,7 +70,7 @@ def sample(stop: threading.Event, interval: float = 0.5) -> list[dict]:
                 except OSError:
                     cmd = ""
                 row = seen[(pid, started)] = {"pid": int(pid), "ppid": ppid, "comm": comm, "cmd": cmd, "first": now,
-                                              "started": round(boot + int(started) / TICK, 3)}
+                                              "started": round(boot + (int(started) + 0.5) / TICK, 3)}
             row["cpu"], row["last"] = cpu, now
         stop.wait(interval)
     return list(seen.values())
@@ -131,7 +137,9 @@ def attribute(procs: list[dict], profile: list[dict]) -> tuple[Counter, dict[str
         if worker is None:
             continue
         spans = runs[worker]
-        i = bisect.bisect_right([s for s, _, _ in spans], p["started"]) - 1
+        # A start time is a whole clock tick (10 ms) placed mid-tick: a process started in a test's first
+        # half-tick may read as just before it, so the search allows half a tick.
+        i = bisect.bisect_right([s for s, _, _ in spans], p["started"] + 0.5 / TICK) - 1
         name = spans[i][2] if i >= 0 and p["started"] <= spans[i][1] + 0.05 else "(between tests)"
         per_file[name] += p["cpu"]
         kinds[name][kind(p)] += p["cpu"]
