@@ -33,6 +33,10 @@ def make_shared_arrays_atomic() -> bool:
         return False
     if getattr(cls, _PATCHED, False):
         return True
+    import numpy as np
+    from numba.core import types
+    from numba.np import numpy_support
+
     original = cls.array
     lock = threading.Lock()
 
@@ -41,10 +45,6 @@ def make_shared_arrays_atomic() -> bool:
         if shape == 0 or alignment is not None or not isinstance(table, dict):
             # Dynamic shared memory (one buffer, nothing to race on) and the errors: numba's own code.
             return original(self, shape, dtype, alignment)
-        import numpy as np
-        from numba.core import types
-        from numba.np import numpy_support
-
         if isinstance(dtype, types.Type):
             dtype = numpy_support.as_dtype(dtype)
         caller = sys._getframe(1)

@@ -111,6 +111,7 @@ def attribute(procs: list[dict], profile: list[dict]) -> tuple[Counter, dict[str
         runs[r["worker"]].append((r["start"], r["start"] + r["wall_s"], r["test"].split("::", 1)[0]))
     for spans in runs.values():
         spans.sort()
+    starts = {worker: [s for s, _, _ in spans] for worker, spans in runs.items()}
 
     def parent(p: dict) -> dict | None:
         older = [q for q in by_pid.get(p["ppid"], []) if q["started"] <= p["started"] + 0.05]
@@ -139,7 +140,7 @@ def attribute(procs: list[dict], profile: list[dict]) -> tuple[Counter, dict[str
         spans = runs[worker]
         # A start time is a whole clock tick (10 ms) placed mid-tick: a process started in a test's first
         # half-tick may read as just before it, so the search allows half a tick.
-        i = bisect.bisect_right([s for s, _, _ in spans], p["started"] + 0.5 / TICK) - 1
+        i = bisect.bisect_right(starts[worker], p["started"] + 0.5 / TICK) - 1
         name = spans[i][2] if i >= 0 and p["started"] <= spans[i][1] + 0.05 else "(between tests)"
         per_file[name] += p["cpu"]
         kinds[name][kind(p)] += p["cpu"]
