@@ -121,3 +121,45 @@ def test_a_lane_alone_on_its_device_does_not_retry(suite, tmp_path):
                                                                              label="A")])
     assert results[0].failure is FailureKind.RESOURCE_LIMIT and not results[0].flags, results[0].flags
     assert "alone on its device" not in cfg.trace_path.read_text()
+
+
+def _parent_oom_once_task(marker: Path):
+    """The relu task, but its reference runs out of memory once in the harness's own process, at the timing
+    shape, while ``marker`` exists: the parent's check of the timed outputs failing as it did on an H100 beside
+    three other lanes' workers (2026-12-06). The environment variable naming the marker is the parent's only: a
+    worker's environment is an allow-list (engine/sandbox.py), so the reference in the workers never raises."""
+    from multikernelbench.tasks.loader import tasks_from_source
+
+    src = (Path(__file__).parents[1] / "multikernelbench/suite/activation/relu.py").read_text()
+    src = src.replace('CPU_BENCH_SHAPE = {"batch": 256, "dim": 8192}', 'CPU_BENCH_SHAPE = {"batch": 64, "dim": 1024}')
+    src = src.replace("        return torch.relu(x)\n", (
+        "        import os\n"
+        "        marker = os.environ.get(\"MKB_TEST_PARENT_OOM\")\n"
+        "        if tuple(x.shape) == (64, 1024) and marker and os.path.exists(marker):\n"
+        "            os.remove(marker)\n"
+        "            raise torch.OutOfMemoryError(\"CUDA out of memory. Tried to allocate 2.00 GiB (a test task)\")\n"
+        "        return torch.relu(x)\n"))
+    assert "MKB_TEST_PARENT_OOM" in src
+    return tasks_from_source(src, "activation", "relu_parent_oom")[0]
+
+
+@pytest.mark.slow
+def test_the_harness_running_out_of_memory_beside_another_lane_is_evaluated_again_alone(suite, tmp_path,
+                                                                                         monkeypatch):
+    """The harness's own step (here the parent's check of the timed outputs) runs out of memory while another
+    lane shares the device: a crowding of the run's own making, not the candidate's failure nor a harness bug to
+    report. A is evaluated again alone and is correct, flagged; B (the other lane) is untouched. Fails before the
+    change: A came back ``runtime_error``, "harness error while evaluating: OutOfMemoryError(...)"."""
+    marker = tmp_path / "oom_once"
+    marker.write_text("")
+    monkeypatch.setenv("MKB_TEST_PARENT_OOM", str(marker))
+    task = _parent_oom_once_task(marker)
+    cfg = two_lane_config(tmp_path)
+    a = Candidate(task_id=task.id, source=sleepy_relu("A", 0.0).source, label="A")
+    b = sleepy_relu("B", 0.1)
+    ra, rb = Runner(cfg, progress=False).evaluate([task, suite[RELU]], [a, b])
+    assert not marker.exists(), "the parent's check never reached the timing shape"
+    assert ra.status == Status.CORRECT, (ra.status, ra.message)
+    assert len(of_kind(ra.flags, FlagKind.REEVALUATED_ALONE)) == 1, ra.flags
+    assert "OutOfMemoryError" in of_kind(ra.flags, FlagKind.REEVALUATED_ALONE)[0].text
+    assert rb.status == Status.CORRECT and not of_kind(rb.flags, FlagKind.REEVALUATED_ALONE), (rb.status, rb.message)

@@ -82,6 +82,12 @@ class HarnessError:
 
     message: str
     partial: DeviceOutcome | None = None
+    #: The harness's own step ran out of memory (the parent's check of the timed outputs on the GPU, beside
+    #: other lanes' workers): not a bug to report but crowding, which the lanes' retry alone answers.
+    device_oom: bool = False
+
+    def out_of_memory(self) -> bool:
+        return self.device_oom
 
 
 @dataclass

@@ -188,7 +188,7 @@ class ThreadExecutor:
             return self.device_step(job, refs, gpu, current, ahead)
         with gate.stage():
             first = self.device_step(job, refs, gpu, current, ahead)
-        if not (isinstance(first, DeviceOutcome) and first.out_of_memory()):
+        if not (isinstance(first, (DeviceOutcome, HarnessError)) and first.out_of_memory()):
             return first
         label = trace_label(job.task.id, job.cand.code_hash)
         self.runner.trace(label, f"out of memory beside {gate.lanes - 1} other lane(s) on its device: "
@@ -223,7 +223,7 @@ class ThreadExecutor:
             return evaluation.evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
             error = HarnessError(f"harness error while evaluating: {exc!r}",
-                                 evaluation.outcome if evaluation is not None else None)
+                                 evaluation.outcome if evaluation is not None else None, device_oom=_oom(exc))
             print(error.message, file=sys.stderr)
             return error
 
@@ -235,3 +235,12 @@ class ThreadExecutor:
             done.add(job.task.id)
         for task_id in set(refs.held_tasks()) & done:
             refs.release(task_id)
+
+
+def _oom(exc: BaseException) -> bool:
+    """The harness's own step ran out of memory (torch's device OutOfMemoryError, or the host's MemoryError):
+    on a device other lanes share, evaluated again alone (:meth:`ThreadExecutor.gated_step`). Seen on an H100 with
+    4 lanes (2026-12-06): the parent's check of a 2 GiB timed output beside three workers holding 17-24 GB each."""
+    import torch
+
+    return isinstance(exc, (MemoryError, torch.OutOfMemoryError))

@@ -1,8 +1,9 @@
 """The parent's reference for the verified timed calls, computed while the worker finishes its Time request.
 
 Why (issue #44): after the timing loop's last sample the worker still makes the final observed call and watches
-its threads for work left running (``runtime.busy_threads``: at least 0.09 s where threads' CPU time is exact, 0.23 s where it counts ticks), then answers; only then did the
-parent recompute the reference for every verified call (0.15-0.8 s on an H200), one after the other, all inside
+its threads for work left running (``runtime.busy_threads``: at least 0.09 s where threads' CPU time is exact,
+0.23 s where it counts ticks), then answers; only then did the parent recompute the reference for every
+verified call (0.15-0.8 s on an H200), one after the other, all inside
 the clock's exclusive turn, which every other lane of the GPU waits for. The two do not depend on each other: the
 expected outputs need only the seeds the parent granted, not the worker's reply. So at the worker's first
 ``final`` fresh-input request (the loop is over: the clock audit judges only the ``sample`` intervals, each ended
