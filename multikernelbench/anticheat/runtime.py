@@ -275,24 +275,24 @@ def python_threads() -> dict[int, str]:
     return {t.ident: t.name for t in threading.enumerate() if t.is_alive() and t.ident is not None}
 
 
-def _task_cpu_ns() -> tuple[dict[str, int], bool]:
-    """CPU time of every thread of this process in ns, and whether it is exact: the scheduler's own sum from
-    ``schedstat`` where the kernel keeps it, else ``stat``'s utime + stime, which only counts whole ticks."""
+def _task_cpu_ns() -> tuple[dict[str, int], int]:
+    """CPU time of every thread of this process in ns, and its resolution in ns: 1 where the kernel keeps the
+    scheduler's own sum (``schedstat``), else a clock tick (``stat``'s utime + stime count whole ticks)."""
     out: dict[str, int] = {}
-    exact = True
     tick_ns = 10**9 // (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+    resolution = 1
     for tid in os.listdir("/proc/self/task"):
         try:
             out[tid] = int(Path(f"/proc/self/task/{tid}/schedstat").read_text().split()[0])
             continue
         except (OSError, IndexError, ValueError):
-            exact = False
+            resolution = tick_ns
         try:
             fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
             out[tid] = (int(fields[11]) + int(fields[12])) * tick_ns  # utime + stime
         except (OSError, IndexError, ValueError):
             pass
-    return out, exact
+    return out, resolution
 
 
 #: The watch window after the forward. Where each thread's CPU time is exact (schedstat, ns), 60 ms shows a
@@ -304,16 +304,14 @@ TICK_WINDOW_S = 0.2
 
 def _busy_in_window(window_s: float | None, min_share: float) -> set[str]:
     me = str(threading.get_native_id())
-    before, exact = _task_cpu_ns()
+    before, resolution = _task_cpu_ns()
     if window_s is None:
-        window_s = EXACT_WINDOW_S if exact else TICK_WINDOW_S
+        window_s = EXACT_WINDOW_S if resolution == 1 else TICK_WINDOW_S
     t0 = time.monotonic_ns()
     time.sleep(window_s)
-    after, exact_after = _task_cpu_ns()
-    limit = min_share * (time.monotonic_ns() - t0)
-    if not (exact and exact_after):  # whole ticks: at least two of them, as before schedstat was read
-        hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        limit = max(limit, 2 * 10**9 / hz)
+    after, resolution_after = _task_cpu_ns()
+    # At least two units of the coarser reading: two whole ticks where a thread's time counts ticks, as before.
+    limit = max(min_share * (time.monotonic_ns() - t0), 2 * max(resolution, resolution_after))
     return {t for t in after if t != me and after[t] - before.get(t, after[t]) >= limit}
 
 

@@ -22,12 +22,14 @@ from multikernelbench.engine.executor import Built, Completion, Evaluated, NotSt
 from multikernelbench.engine.gpu_turns import GpuTurns
 from multikernelbench.engine.job import Job, JobHost
 from multikernelbench.engine.lane_gate import LaneGate
+from multikernelbench.engine.messages import ErrorKind
 from multikernelbench.engine.outcomes import BuildOutcome, DeviceOutcome, HarnessError, Outcome
 from multikernelbench.engine.prefetch import Prefetch
 from multikernelbench.engine.reference import ReferenceService
 from multikernelbench.engine.schedule import Schedule
 from multikernelbench.engine.trace import trace_label
 from multikernelbench.engine.warmup import ReferenceWarmup, reference_cache_env
+from multikernelbench.engine.worker_channel import classify
 from multikernelbench.flags import Flag, FlagKind
 
 
@@ -110,6 +112,8 @@ class ThreadExecutor:
         try:
             outcome = self.builder.build(job.task, job.cand)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            # ... unless it ran out of memory (the parent's check of a 2 GiB timed output beside three other lanes'
+            # workers, H100, 2026-12-06): crowding, which gated_step answers by evaluating it again alone.
             self.posted.put(Built(job, HarnessError(f"harness error while building: {exc!r}"), goes_on=False))
             return
         self.posted.put(Built(job, outcome, goes_on=outcome.ok))
@@ -222,8 +226,11 @@ class ThreadExecutor:
             evaluation.before_clock = ahead.wait if ahead is not None else None
             return evaluation.evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
+            # ... unless it ran out of memory (the parent's check of a 2 GiB timed output beside three other lanes'
+            # workers, H100, 2026-12-06): crowding, which gated_step answers by evaluating it again alone.
             error = HarnessError(f"harness error while evaluating: {exc!r}",
-                                 evaluation.outcome if evaluation is not None else None, device_oom=_oom(exc))
+                                 evaluation.outcome if evaluation is not None else None,
+                                 device_oom=classify(exc) is ErrorKind.OUT_OF_MEMORY)
             print(error.message, file=sys.stderr)
             return error
 
@@ -236,11 +243,3 @@ class ThreadExecutor:
         for task_id in set(refs.held_tasks()) & done:
             refs.release(task_id)
 
-
-def _oom(exc: BaseException) -> bool:
-    """The harness's own step ran out of memory (torch's device OutOfMemoryError, or the host's MemoryError):
-    on a device other lanes share, evaluated again alone (:meth:`ThreadExecutor.gated_step`). Seen on an H100 with
-    4 lanes (2026-12-06): the parent's check of a 2 GiB timed output beside three workers holding 17-24 GB each."""
-    import torch
-
-    return isinstance(exc, (MemoryError, torch.OutOfMemoryError))
