@@ -127,6 +127,28 @@ def test_timed_split_reports_the_workers_account_and_nothing_it_cannot_read():
                                   "fresh calls 25")
     bad = Timed(stats={}, wall_ms="soon", verified_meta=[], fresh_calls=1, fresh_ms=0.0)  # type: ignore[arg-type]
     assert timed_split(bad) is None
+    phased = Timed(stats={}, wall_ms=800.0, verified_meta=[], fresh_calls=25, fresh_ms=300.0,
+                   phase_ms={"warmup": 150.0, "plan": 250.0, "other": 1.0})
+    assert timed_split(phased) == ("time split: measure 0.800 s, samples 0.000 s, renewals 0.300 s, runs 0, "
+                                   "fresh calls 25, warmup 0.150 s, plan 0.250 s")
+    odd = Timed(stats={}, wall_ms=800.0, verified_meta=[], fresh_calls=25, fresh_ms=300.0,
+                phase_ms="warmup plan")  # type: ignore[arg-type]
+    assert timed_split(odd) is None
+
+
+def test_the_timers_warmup_and_plan_walls_split_the_request_where_the_worker_sent_them(tmp_path):
+    path = _write(tmp_path / "trace.log", [
+        (2.0, A, "clock turn taken after waiting 0.40 s"),
+        (2.1, A, "time start (timing on shape {'batch': 4096})"),
+        (2.2, A, "time split: measure 0.800 s, samples 0.100 s, renewals 0.300 s, runs 20, fresh calls 25, "
+                 "warmup 0.150 s, plan 0.250 s"),
+        (3.1, A, "time end after 1.0 s"),
+        (3.8, A, "clock turn given back after 1.80 s"),
+    ])
+    (turn,) = find_turns(read_events(path)[0])
+    got = {p: round(v, 2) for p, v in turn.phases.items()}
+    assert got == {Phase.ENTRY: 0.1, Phase.OUTSIDE_TIMER: 0.2, Phase.SAMPLES: 0.1, Phase.WARMUP: 0.15,
+                   Phase.PLAN: 0.25, Phase.LOOP_RENEWALS: 0.3, Phase.AFTER: 0.7}
 
 
 @pytest.mark.slow
@@ -149,5 +171,6 @@ def test_a_real_run_traces_its_clock_turn_and_the_requests_split(suite, build_ro
     turns = [t for t in find_turns(events) if Phase.COMPILE not in t.phases]
     retimed = sum("clock audit finding" in e.what for e in events)  # a loaded host may time again (two turns more)
     assert len(turns) == 1 + 2 * retimed and all(t.exact for t in turns), events
-    assert turns[0].phases.get(Phase.SAMPLES, 0.0) >= 0.0 and Phase.WARMUP_PLAN in turns[0].phases
+    assert turns[0].phases.get(Phase.SAMPLES, 0.0) >= 0.0
+    assert Phase.WARMUP in turns[0].phases and Phase.PLAN in turns[0].phases  # the worker's own walls
     assert Phase.CLEAN_TIMING in turns[0].phases

@@ -240,6 +240,8 @@ class Timed(Message):
     #: what the parent's clock audit matches with the arrival times of the sample requests.
     series: dict[str, list[float]] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
+    #: The timer's warm-up and planning walls (ms; timing/loop.py ``Timer.phase_ms``): only traced.
+    phase_ms: dict[str, float] = field(default_factory=dict)
 
 
 Reply = Failed | Done | Compiled | Checked | BaselineCompiled | Timed

@@ -44,13 +44,17 @@ def timed_split(reply: Timed) -> str | None:
     """The worker's own account of a Time request as a trace line: its timer's wall (warm-up, planning, samples
     and input renewals), the timed samples' sum and the renewals'. Why: a clock holds its GPU's exclusive turn,
     and only the samples need it; scripts/throughput/clock_phases.py splits the request by this line (issue
-    #44). The numbers come from the worker and are only reported here (the clock audit judges them); None when
-    they are not numbers. No name from the reply goes into the line, so it cannot forge another one."""
+    #44), with the timer's warm-up and planning walls when it sent them. The numbers come from the worker and are
+    only reported here (the clock audit judges them); None when they are not numbers. No name from the reply goes
+    into the line, so it cannot forge another one."""
     try:
         samples_ms = sum(sum(float(v) for v in s) * int(reply.calls.get(name, 1)) for name, s in reply.series.items())
         runs = sum(len(s) for s in reply.series.values())
+        phases = "".join(f", {key} {float(reply.phase_ms[key]) / 1e3:.3f} s" for key in ("warmup", "plan")
+                         if key in reply.phase_ms)
         return (f"time split: measure {float(reply.wall_ms) / 1e3:.3f} s, samples {samples_ms / 1e3:.3f} s, "
-                f"renewals {float(reply.fresh_ms) / 1e3:.3f} s, runs {runs}, fresh calls {int(reply.fresh_calls)}")
+                f"renewals {float(reply.fresh_ms) / 1e3:.3f} s, runs {runs}, fresh calls {int(reply.fresh_calls)}"
+                f"{phases}")
     except (TypeError, ValueError, AttributeError, OverflowError):
         return None
 

@@ -296,7 +296,7 @@ class WorkerState:
             evidence["speed_state"] = list(fresh.state_changes)
         reply = Timed(stats={name: vars(s) for name, s in stats.items()}, wall_ms=wall_ms,
                       verified_meta=fresh.meta, fresh_calls=fresh.calls, fresh_ms=fresh.seconds * 1e3,
-                      evidence=evidence, series=timer.series, calls=timer.calls)
+                      evidence=evidence, series=timer.series, calls=timer.calls, phase_ms=timer.phase_ms)
         return reply, TimedPayload(verified=fresh.values)
 
     def on_prepare(self, msg: Prepare, _payload: Any) -> tuple[Message, Any]:

@@ -134,6 +134,9 @@ class Timer:
         #: callable (the worker reports them; the parent matches them with its own clock).
         self.series: dict[str, list[float]] = {}
         self.calls: dict[str, int] = {}
+        #: After ``measure``: wall ms of its warm-up calls and of the sampler's planning (each with the input
+        #: renewals inside it), reported beside the samples so a clock's turn can be split (issue #44).
+        self.phase_ms: dict[str, float] = {}
 
     @property
     def method(self) -> str:
@@ -148,6 +151,7 @@ class Timer:
         # Resolved on the class, once: an attribute candidate code sets on the instance is never called.
         renew, start, observe = type(fresh).renew, type(fresh).start, type(fresh).observe
         warm_s = cfg.warmup_s if cfg.warmup_s is not None else sampler.warmup_s
+        t_warm = time.perf_counter()
         for name, fn in fns.items():
             for _ in range(cfg.warmup):
                 renew(fresh, name, 1, Phase.WARMUP)
@@ -162,7 +166,9 @@ class Timer:
             while time.perf_counter() < t_end:
                 fn(0)
                 sampler.settle()
+        t_plan = time.perf_counter()
         plans = {name: sampler.plan(name, fn, fresh) for name, fn in fns.items()}
+        self.phase_ms = {"warmup": (t_plan - t_warm) * 1e3, "plan": (time.perf_counter() - t_plan) * 1e3}
         samples: dict[str, list[float]] = {name: [] for name in fns}
         spent = {name: 0.0 for name in fns}
         escaped = {name: 0 for name in fns}

@@ -52,7 +52,10 @@ class Phase(str, enum.Enum):
     CLEAN_END = "clean worker end -> timing request"
     TIMING = "candidate timing request"  # the whole request where the trace has no ``time split:`` line
     OUTSIDE_TIMER = "timing request outside the timer"  # models, inputs, the final observed call, the reply
-    WARMUP_PLAN = "warm-up and plan"
+    WARMUP_PLAN = "warm-up and plan"  # where the worker did not send the two apart
+    WARMUP = "warm-up calls (with their renewals)"
+    PLAN = "plan: probes, graph capture (with renewals)"
+    LOOP_RENEWALS = "sample loop: renewals, overhead"
     SAMPLES = "timed samples"
     RENEWALS = "input renewals"
     AFTER = "after timing: verify, judge"
@@ -198,6 +201,12 @@ def _apply_split(out: dict[Phase, float], split: dict[str, float]) -> None:
     renewals = min(measure - samples, split.get("renewals", 0.0))
     out[Phase.OUTSIDE_TIMER] = request - measure
     out[Phase.SAMPLES] = samples
+    if "warmup" in split and "plan" in split:  # the timer's own walls: the rest of ``measure`` is the loop's
+        warmup = min(measure - samples, split["warmup"])
+        plan = min(measure - samples - warmup, split["plan"])
+        out[Phase.WARMUP], out[Phase.PLAN] = warmup, plan
+        out[Phase.LOOP_RENEWALS] = measure - samples - warmup - plan
+        return
     out[Phase.RENEWALS] = renewals
     out[Phase.WARMUP_PLAN] = measure - samples - renewals
 
