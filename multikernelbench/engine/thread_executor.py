@@ -53,9 +53,15 @@ class ThreadExecutor:
         # Lanes sharing a device: a candidate out of device memory beside the others is evaluated again with the
         # device to itself (engine/lane_gate.py).
         self.gates = {g: LaneGate(self.lanes.count(g)) for g in self.device_locks if self.lanes.count(g) > 1}
-        # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
-        # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
-        self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
+        # A lane starts the next candidate's worker ahead (engine/prefetch.py): a lane alone on its device, and
+        # each of the lanes that share a device's turns (a GPU's: their checks and clocks come in waves, and a
+        # worker's start was on the path of every wave); not parallel CPU lanes without turns (correctness only).
+        self.prefetching = {g: cfg.prefetch_workers and (self.lanes.count(g) == 1 or g in self.device_locks)
+                            for g in self.lanes}
+        #: Lanes holding a job (the rest are idle, or not started yet): a lane takes none ahead while another
+        #: lane has nothing to do.
+        self.busy_lanes = 0
+        self._busy_lock = threading.Lock()
         self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
         self.n_built = itertools.count()
@@ -112,8 +118,6 @@ class ThreadExecutor:
         try:
             outcome = self.builder.build(job.task, job.cand)
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            # ... unless it ran out of memory (the parent's check of a 2 GiB timed output beside three other lanes'
-            # workers, H100, 2026-12-06): crowding, which gated_step answers by evaluating it again alone.
             self.posted.put(Built(job, HarnessError(f"harness error while building: {exc!r}"), goes_on=False))
             return
         self.posted.put(Built(job, outcome, goes_on=outcome.ok))
@@ -133,12 +137,17 @@ class ThreadExecutor:
         refs = ReferenceService(self.runner.backend.reference_device(gpu))
         name = "cpu" if gpu is None else f"gpu{gpu}"
         ahead: Prefetch | None = None
+        holding = False  # counted in busy_lanes
         try:
             while True:
                 current, ahead = ahead, None
+                if current is None and holding:
+                    holding = self._hold(False)
                 job = current.job if current is not None else self.ready.get()
                 if job is None:
                     return
+                if not holding:
+                    holding = self._hold(True)
                 skipped = self.schedule.too_late()
                 if skipped is not None:
                     if current is not None:
@@ -150,15 +159,24 @@ class ThreadExecutor:
                 self.release_finished(job, refs)
                 self.posted.put(Evaluated(job, outcome))
         finally:
+            if holding:
+                self._hold(False)
             if ahead is not None:
                 ahead.discard()
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
+    def _hold(self, holding: bool) -> bool:
+        """A lane took a job (True) or went back to the queue (False): counted for :meth:`prefetch`."""
+        with self._busy_lock:
+            self.busy_lanes += 1 if holding else -1
+        return holding
+
     def prefetch(self, current: Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
-        """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
-        stop signal, which goes back on the queue for the lane's next turn)."""
-        if not self.prefetch_workers or self.schedule.too_late() is not None:
+        """The next ready job with its worker starting, or None (prefetching off for this lane, another lane
+        idle, which takes the job instead, nothing queued yet, or the stop signal, which goes back on the queue
+        for the lane's next turn)."""
+        if not self.prefetching.get(gpu) or self.busy_lanes < len(self.lanes) or self.schedule.too_late() is not None:
             return None
         try:
             job = self.ready.get_nowait()
