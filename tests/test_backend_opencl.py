@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from multikernelbench.flags import FlagKind
 from tests._engine_check import ROOT, evaluate_backend_solutions
 
 if importlib.util.find_spec("pyopencl") is None:
@@ -132,10 +133,22 @@ def test_opencl_solution_status(outcomes, label):
     want = cand.expect or "correct"
     assert res.status.value == want, f"{label}: {res.status.value} ({res.message[:800]})"
     if want == "correct":
-        assert res.candidate_timing is not None and (res.speedup or 0) > 0, label  # really timed on PoCL
+        assert res.candidate_timing is not None, label  # really timed on PoCL
+        # A speedup the clock audit withheld as what load alone explains is flagged inconclusive (as in
+        # test_prompt_exemplars): no false alarm. CI once saw math.cumsum's (samples 3.4-11.8 ms) at 28 min of load.
+        inconclusive = any(f.kind is FlagKind.CLOCK_INCONCLUSIVE for f in res.flags)
+        assert (res.speedup or 0) > 0 or inconclusive, (label, [f.text[:160] for f in res.flags])
         assert res.hardware == _backend().hardware()
     if label.endswith("library_kernel_hidden.py"):  # only the runtime probe can see this one
         assert "no kernel of the candidate's own ran" in res.message, res.message
+
+
+@pytest.mark.slow
+def test_most_correct_opencl_solutions_keep_their_speedup(outcomes):
+    """Load may withhold one speedup as inconclusive; most of them withheld would be false alarms."""
+    correct = [res for cand, res in outcomes.values() if (cand.expect or "correct") == "correct"]
+    withheld = [res.task_id for res in correct if not (res.speedup or 0) > 0]
+    assert correct and len(withheld) <= len(correct) // 3, withheld
 
 
 @pytest.mark.slow
