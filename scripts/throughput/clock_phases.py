@@ -308,9 +308,9 @@ def report(name: str, s: Summary, partial: bool) -> str:
     lines = [f"{name}: {s.turns} exclusive turns ({s.exact} with both edges traced), {s.turn_s:.1f} s held "
              f"of {s.span_s:.1f} s from the first turn's start to the last one's end"
              + (" [partial: a throughput JSON's trace_head]" if partial else ""),
-             f"  {'phase':<36} {'turns':>5} {'s in all':>9} {'p50 s':>7}"]
+             f"  {'phase':<44} {'turns':>5} {'s in all':>9} {'p50 s':>7}"]
     for phase, (n, total, p50) in s.phases.items():
-        lines.append(f"  {phase.value:<36} {n:>5} {total:>9.1f} {p50:>7.2f}")
+        lines.append(f"  {phase.value:<44} {n:>5} {total:>9.1f} {p50:>7.2f}")
     lines.append(f"  gaps between turns: a candidate ready, shared steps draining {s.ready_draining_s:.1f} s; "
                  f"ready, nothing traced on the GPU {s.ready_free_s:.1f} s; no candidate ready {s.unready_s:.1f} s")
     return "\n".join(lines)
