@@ -58,9 +58,9 @@ class ThreadExecutor:
         # worker's start was on the path of every wave); not parallel CPU lanes without turns (correctness only).
         self.prefetching = {g: cfg.prefetch_workers and (self.lanes.count(g) == 1 or g in self.device_locks)
                             for g in self.lanes}
-        #: Lanes holding a job (the rest are idle, or not started yet): a lane takes none ahead while another
-        #: lane has nothing to do.
-        self.busy_lanes = 0
+        #: Lanes holding a job (the rest are idle, or not started yet) and jobs queued for them (the stop
+        #: signals not counted): a lane takes none ahead while another lane has nothing to do, or soon may not.
+        self.busy_lanes = self.queued_jobs = 0
         self._busy_lock = threading.Lock()
         self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
@@ -81,7 +81,7 @@ class ThreadExecutor:
 
     def submit_device(self, job: Job, first: bool = False) -> None:
         """``first`` needs no queue jump here: a local lane is never lost, so no job runs again."""
-        self.ready.put(job)
+        self._enqueue(job)
 
     def release(self, task_id: str) -> None:
         """The clean timings now; each lane frees its references in its own thread, after its current job."""
@@ -143,7 +143,7 @@ class ThreadExecutor:
                 current, ahead = ahead, None
                 if current is None and holding:
                     holding = self._hold(False)
-                job = current.job if current is not None else self.ready.get()
+                job = current.job if current is not None else self._taken(self.ready.get())
                 if job is None:
                     return
                 if not holding:
@@ -166,6 +166,17 @@ class ThreadExecutor:
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
+    def _enqueue(self, job: Job) -> None:
+        with self._busy_lock:
+            self.queued_jobs += 1
+        self.ready.put(job)
+
+    def _taken(self, job: Job | None) -> Job | None:
+        if job is not None:
+            with self._busy_lock:
+                self.queued_jobs -= 1
+        return job
+
     def _hold(self, holding: bool) -> bool:
         """A lane took a job (True) or went back to the queue (False): counted for :meth:`prefetch`."""
         with self._busy_lock:
@@ -173,13 +184,16 @@ class ThreadExecutor:
         return holding
 
     def prefetch(self, current: Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
-        """The next ready job with its worker starting, or None (prefetching off for this lane, another lane
-        idle, which takes the job instead, nothing queued yet, or the stop signal, which goes back on the queue
-        for the lane's next turn)."""
-        if not self.prefetching.get(gpu) or self.busy_lanes < len(self.lanes) or self.schedule.too_late() is not None:
+        """The next ready job with its worker starting, or None: prefetching off for this lane; another lane
+        idle, which takes the job instead; fewer jobs queued than lanes, where a job taken ahead would wait for
+        this lane's current one (its clock included) while a lane that ends first finds none (the run's tail);
+        or the stop signal, which goes back on the queue for the lane's next turn."""
+        n = len(self.lanes)
+        if not self.prefetching.get(gpu) or self.busy_lanes < n or self.queued_jobs < n \
+                or self.schedule.too_late() is not None:
             return None
         try:
-            job = self.ready.get_nowait()
+            job = self._taken(self.ready.get_nowait())
         except queue.Empty:
             return None
         if job is None:
@@ -188,7 +202,7 @@ class ThreadExecutor:
         try:
             return Prefetch(job, self.evaluation(job, refs, gpu), clean=job.task.id != current.task.id)
         except Exception:  # a harness bug here must not lose the job: it is evaluated without a head start
-            self.ready.put(job)
+            self._enqueue(job)
             return None
 
     def evaluation(self, job: Job, refs: ReferenceService, gpu: int | None) -> CandidateEvaluation:
