@@ -194,21 +194,21 @@ def _split(what: str) -> dict[str, float]:
 
 
 def _apply_split(out: dict[Phase, float], split: dict[str, float]) -> None:
-    """The request's stretch split by the worker's own account (the reply's wall, samples and renewals)."""
+    """The request's stretch split by the worker's own account (the reply's wall, samples and renewals, and the
+    timer's warm-up and planning walls where it sent them)."""
     request = out.pop(Phase.TIMING)
     measure = min(request, split.get("measure", request))
     samples = min(measure, split.get("samples", 0.0))
-    renewals = min(measure - samples, split.get("renewals", 0.0))
     out[Phase.OUTSIDE_TIMER] = request - measure
     out[Phase.SAMPLES] = samples
+    rest = measure - samples
     if "warmup" in split and "plan" in split:  # the timer's own walls: the rest of ``measure`` is the loop's
-        warmup = min(measure - samples, split["warmup"])
-        plan = min(measure - samples - warmup, split["plan"])
-        out[Phase.WARMUP], out[Phase.PLAN] = warmup, plan
-        out[Phase.LOOP_RENEWALS] = measure - samples - warmup - plan
-        return
-    out[Phase.RENEWALS] = renewals
-    out[Phase.WARMUP_PLAN] = measure - samples - renewals
+        warmup = min(rest, split["warmup"])
+        plan = min(rest - warmup, split["plan"])
+        out[Phase.WARMUP], out[Phase.PLAN], out[Phase.LOOP_RENEWALS] = warmup, plan, rest - warmup - plan
+    else:
+        renewals = min(rest, split.get("renewals", 0.0))
+        out[Phase.RENEWALS], out[Phase.WARMUP_PLAN] = renewals, rest - renewals
 
 
 def _ready_at(own: list[Event], i: int) -> float:
