@@ -123,32 +123,13 @@ def test_without_prefetch_each_worker_starts_in_its_own_turn(suite, tmp_path):
 
 
 @pytest.mark.slow
-def test_parallel_cpu_lanes_without_turns_do_not_prefetch(suite, tmp_path):
-    """Parallel CPU lanes (correctness runs) share no turns: their clocks would be the host's CPU."""
+def test_lanes_sharing_a_device_do_not_prefetch(suite, tmp_path):
     cfg = config(tmp_path, device_workers=2, skip_timing=True)
     results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(4)])
     assert [r.status for r in results] == [Status.CORRECT] * 4
     evs = events(cfg.trace_path)
     for who in lane_order(evs):
         assert first(evs, who, "setup start") >= first(evs, who, "device stage start")
-
-
-@pytest.mark.slow
-def test_lanes_sharing_a_devices_turns_start_their_next_worker_ahead(suite, tmp_path):
-    """Issue #44: lanes that share a GPU's turns check together and then time one after another, so they come
-    in waves, and each lane's next worker used to start only after its candidate ended: on the path of every
-    wave (H100, 2026-12-06: 0.4 s of each ~1.2 s with no candidate ready for the clock). Now each lane starts
-    its next candidate's worker while its current one is checked or waits for its clock, unless another lane
-    is idle (that lane takes the job) or fewer jobs are queued than lanes (the run's tail). Two CPU lanes taking
-    turns stand in for a GPU's; on the old code no worker starts before its candidate's device stage."""
-    cfg = config(tmp_path, device_workers=2, cpu_lanes_take_turns=True, compile_workers=2, skip_timing=True)
-    results = Runner(cfg, progress=False).evaluate([suite[RELU]], [plain(k) for k in range(6)])
-    assert [r.status for r in results] == [Status.CORRECT] * 6, [r.message for r in results]
-    evs = events(cfg.trace_path)
-    order = lane_order(evs)
-    ahead = [w for w in order if first(evs, w, "setup start") < first(evs, w, "device stage start")]
-    assert ahead, "no worker started ahead"
-    assert order[0] not in ahead and order[1] not in ahead  # the first two: one per lane, none taken ahead
 
 
 @pytest.mark.slow

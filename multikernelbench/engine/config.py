@@ -42,9 +42,9 @@ class EngineConfig:
     #: clocks exclusive). Off: they take none (correctness-only runs need none). Lets a machine without a GPU
     #: test the turns (tests/test_lane_turns.py).
     cpu_lanes_take_turns: bool = False
-    #: Work moved out of the exclusive clock turn: each GPU lane starts the next candidate's worker (fork,
-    #: set-up, device context; no candidate code) while the current one loads, is checked or waits for its
-    #: clock (engine/prefetch.py); lanes sharing a GPU start the clean reference worker and make the timing shape's
+    #: Work moved out of the exclusive clock turn: a lane alone on its GPU starts the next candidate's worker
+    #: (fork, set-up, device context; no candidate code) while the current one loads and is checked
+    #: (engine/prefetch.py); lanes sharing a GPU start the clean reference worker and make the timing shape's
     #: models in a shared turn (engine/device_clean.py, the Prepare request); the verification's reference is
     #: computed while the worker ends its timing (engine/verify_ahead.py). Off: all of it inside the turn (A/B).
     prefetch_workers: bool = True

@@ -16,15 +16,8 @@ What keeps the clocks clean: N's first clock (its clean reference's or its own t
 worker has finished starting (:attr:`CandidateEvaluation.before_clock` is :meth:`Prefetch.wait`), so a context
 creation never overlaps a timing. The same probe saw worker starts in other processes leave a CUDA-event
 clock's median in place but raise its maximum (7 µs kernel: 0.03-0.04 ms quiet, up to 0.18 ms beside
-starts); an idle context that already exists does no work on the GPU.
-
-Lanes that share a GPU (``lanes_per_gpu`` > 1) start their workers beside each other's clocks anyway (outside
-any turn), and prefetch too (engine/thread_executor.py): they check together and then time one after another,
-so they come in waves, and a lane whose next worker started only after its candidate ended put that start on
-the path of every wave. A lane takes no job ahead while another lane is idle (that one takes it) or fewer jobs
-are queued than there are lanes (the run's tail: a job taken ahead would wait for the lane's current candidate,
-clock included, while a lane that ends first finds none), and parallel CPU lanes without turns (correctness runs
-on the host's cores) do not prefetch.
+starts); an idle context that already exists does no work on the GPU. Lanes that share a GPU
+(``lanes_per_gpu`` > 1) start their workers beside each other's clocks already, so they do not prefetch.
 """
 
 from __future__ import annotations

@@ -53,15 +53,9 @@ class ThreadExecutor:
         # Lanes sharing a device: a candidate out of device memory beside the others is evaluated again with the
         # device to itself (engine/lane_gate.py).
         self.gates = {g: LaneGate(self.lanes.count(g)) for g in self.device_locks if self.lanes.count(g) > 1}
-        # A lane starts the next candidate's worker ahead (engine/prefetch.py): a lane alone on its device, and
-        # each of the lanes that share a device's turns (a GPU's: their checks and clocks come in waves, and a
-        # worker's start was on the path of every wave); not parallel CPU lanes without turns (correctness only).
-        self.prefetching = {g: cfg.prefetch_workers and (self.lanes.count(g) == 1 or g in self.device_locks)
-                            for g in self.lanes}
-        #: Lanes holding a job (the rest are idle, or not started yet) and jobs queued for them (the stop
-        #: signals not counted): a lane takes none ahead while another lane has nothing to do, or soon may not.
-        self.busy_lanes = self.queued_jobs = 0
-        self._busy_lock = threading.Lock()
+        # A lane alone on its device starts the next candidate's worker ahead (engine/prefetch.py); lanes that
+        # share one (a GPU's lanes_per_gpu, parallel CPU lanes) already start workers beside each other's clocks.
+        self.prefetch_workers = cfg.prefetch_workers and len(set(self.lanes)) == len(self.lanes)
         self.warmup = ReferenceWarmup(runner.backend, cfg, runner.seeds, runner.trace, runner.zygote) \
             if cfg.reference_only and cfg.reference_warmup and cfg.timing.compile_baseline else None
         self.n_built = itertools.count()
@@ -81,7 +75,7 @@ class ThreadExecutor:
 
     def submit_device(self, job: Job, first: bool = False) -> None:
         """``first`` needs no queue jump here: a local lane is never lost, so no job runs again."""
-        self._enqueue(job)
+        self.ready.put(job)
 
     def release(self, task_id: str) -> None:
         """The clean timings now; each lane frees its references in its own thread, after its current job."""
@@ -137,17 +131,12 @@ class ThreadExecutor:
         refs = ReferenceService(self.runner.backend.reference_device(gpu))
         name = "cpu" if gpu is None else f"gpu{gpu}"
         ahead: Prefetch | None = None
-        holding = False  # counted in busy_lanes
         try:
             while True:
                 current, ahead = ahead, None
-                if current is None and holding:
-                    holding = self._hold(False)
-                job = current.job if current is not None else self._taken(self.ready.get())
+                job = current.job if current is not None else self.ready.get()
                 if job is None:
                     return
-                if not holding:
-                    holding = self._hold(True)
                 skipped = self.schedule.too_late()
                 if skipped is not None:
                     if current is not None:
@@ -159,41 +148,18 @@ class ThreadExecutor:
                 self.release_finished(job, refs)
                 self.posted.put(Evaluated(job, outcome))
         finally:
-            if holding:
-                self._hold(False)
             if ahead is not None:
                 ahead.discard()
             self.runner.reference_counts[name] = refs.computed
             self.runner.reference_held[name] = refs.held_tasks()
 
-    def _enqueue(self, job: Job) -> None:
-        with self._busy_lock:
-            self.queued_jobs += 1
-        self.ready.put(job)
-
-    def _taken(self, job: Job | None) -> Job | None:
-        if job is not None:
-            with self._busy_lock:
-                self.queued_jobs -= 1
-        return job
-
-    def _hold(self, holding: bool) -> bool:
-        """A lane took a job (True) or went back to the queue (False): counted for :meth:`prefetch`."""
-        with self._busy_lock:
-            self.busy_lanes += 1 if holding else -1
-        return holding
-
     def prefetch(self, current: Job, refs: ReferenceService, gpu: int | None) -> Prefetch | None:
-        """The next ready job with its worker starting, or None: prefetching off for this lane; another lane
-        idle, which takes the job instead; fewer jobs queued than lanes, where a job taken ahead would wait for
-        this lane's current one (its clock included) while a lane that ends first finds none (the run's tail);
-        or the stop signal, which goes back on the queue for the lane's next turn."""
-        n = len(self.lanes)
-        if not self.prefetching.get(gpu) or self.busy_lanes < n or self.queued_jobs < n \
-                or self.schedule.too_late() is not None:
+        """The next ready job with its worker starting, or None (prefetching off, nothing queued yet, or the
+        stop signal, which goes back on the queue for the lane's next turn)."""
+        if not self.prefetch_workers or self.schedule.too_late() is not None:
             return None
         try:
-            job = self._taken(self.ready.get_nowait())
+            job = self.ready.get_nowait()
         except queue.Empty:
             return None
         if job is None:
@@ -202,7 +168,7 @@ class ThreadExecutor:
         try:
             return Prefetch(job, self.evaluation(job, refs, gpu), clean=job.task.id != current.task.id)
         except Exception:  # a harness bug here must not lose the job: it is evaluated without a head start
-            self._enqueue(job)
+            self.ready.put(job)
             return None
 
     def evaluation(self, job: Job, refs: ReferenceService, gpu: int | None) -> CandidateEvaluation:
@@ -258,8 +224,6 @@ class ThreadExecutor:
             evaluation.before_clock = ahead.wait if ahead is not None else None
             return evaluation.evaluate()
         except Exception as exc:  # a harness bug must not lose the run: record it on this candidate
-            # ... unless it ran out of memory (the parent's check of a 2 GiB timed output beside three other lanes'
-            # workers, H100, 2026-12-06): crowding, which gated_step answers by evaluating it again alone.
             error = HarnessError(f"harness error while evaluating: {exc!r}",
                                  evaluation.outcome if evaluation is not None else None,
                                  device_oom=classify(exc) is ErrorKind.OUT_OF_MEMORY)
