@@ -187,6 +187,12 @@ def _lines_by_who(trace: Path) -> dict[str, list[str]]:
     return out
 
 
+def _before_confirming(lines: list[str]) -> list[str]:
+    """A candidate's trace lines before its confirming timing, if it had one (engine/device_stage.py)."""
+    cut = next((i for i, what in enumerate(lines) if what.startswith("confirming timing")), len(lines))
+    return lines[:cut]
+
+
 @pytest.mark.slow
 def test_the_clean_worker_starts_before_the_clock_turn_when_lanes_share_a_device(suite, tmp_path):
     """Issue #44: lanes sharing a device do not start workers ahead (engine/prefetch.py), so the task's clean
@@ -204,8 +210,11 @@ def test_the_clean_worker_starts_before_the_clock_turn_when_lanes_share_a_device
     assert all((r.host_load or {}).get("clean") for r in results), [r.host_load for r in results]
     clean_start = "time start (timing the reference in a clean worker)"
     lines = _lines_by_who(cfg.trace_path)
-    timed_clean = [w for w, ls in lines.items() if clean_start in ls]
-    assert len(timed_clean) == 1, lines  # one clean timing for the task, by whichever lane came first
+    # One clean timing for the task, by whichever lane came first. A confirming timing (the clock audit's retry,
+    # which load alone can set off: seen in a CI-like run on two busy cores) recalibrates the clean worker beside
+    # it, uncached, so only clean timings before a lane's confirming timing count here.
+    timed_clean = [w for w, ls in lines.items() if clean_start in _before_confirming(ls)]
+    assert len(timed_clean) == 1, lines
     own = lines[timed_clean[0]]
     taken = next(i for i, what in enumerate(own) if what.startswith("clock turn taken"))
     inside = own[taken:own.index(clean_start)]
