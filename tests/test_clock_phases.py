@@ -69,7 +69,9 @@ def test_inferred_turns_split_into_their_phases_and_the_gaps_into_ready_and_unre
     (gap,) = find_gaps(turns, events)
     # 3.0-3.5: no candidate ready (B still checking); 3.5-4.0: B ready, C's check still running until 3.8
     assert (round(gap.unready, 2), round(gap.ready_draining, 2), round(gap.ready_free, 2)) == (0.5, 0.3, 0.2)
+    assert {k: round(v, 2) for k, v in gap.draining_by.items()} == {"check": 0.3}  # what B's clock waited on
     s = summarize(turns, [gap])
+    assert {k: round(v, 2) for k, v in s.draining_by_s.items()} == {"check": 0.3}
     assert s.phases[Phase.TIMING] == (2, pytest.approx(1.7), pytest.approx(0.85))
 
 

@@ -108,3 +108,20 @@ def test_a_real_out_of_memory_beside_a_process_holding_the_gpu_is_a_harness_erro
         assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.HARNESS_ERROR, out.message
     finally:
         os.kill(hog, 9)
+        _gone(hog)
+
+
+def _gone(pid: int, within_s: float = 10.0) -> None:
+    """Until ``pid`` has exited (gone, or a zombie: its device context is released at exit), so that the next GPU
+    test does not meet this one's hog on the card (tests/test_gpu_neighbours.py read it as a neighbour)."""
+    import time
+
+    deadline = time.time() + within_s
+    while time.time() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.05)

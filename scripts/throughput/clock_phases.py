@@ -93,6 +93,9 @@ class Gap:
     ready_draining: float  # a candidate was ready; other candidates' shared steps still ran (the clock waits)
     ready_free: float  # a candidate was ready and no step traced on the GPU at all
     unready: float  # no candidate was ready for its clock
+    #: ``ready_draining`` by the kind of shared step that ran then (check, load, prepare, end_workers): which of
+    #: them a waiting clock waits for. Kinds overlap, so these may add up to more than ``ready_draining``.
+    draining_by: dict[str, float] = field(default_factory=dict)
 
 
 def read_events(path: Path) -> tuple[list[Event], bool]:
@@ -240,9 +243,10 @@ def find_turns(events: list[Event]) -> list[Turn]:
     return sorted(turns, key=lambda t: (t.start, t.end))
 
 
-def _shared_spans(events: list[Event]) -> list[tuple[float, float]]:
+def _shared_spans(events: list[Event]) -> dict[str, list[tuple[float, float]]]:
+    """Each shared step's (start, end), by its kind."""
     opened: dict[tuple[str, str], float] = {}
-    out = []
+    out: dict[str, list[tuple[float, float]]] = {}
     for e in events:
         kind, _, rest = e.what.partition(" ")
         if kind not in SHARED:
@@ -250,7 +254,7 @@ def _shared_spans(events: list[Event]) -> list[tuple[float, float]]:
         if rest.startswith("start"):
             opened[(e.who, kind)] = e.at
         elif rest.startswith("end") and (e.who, kind) in opened:
-            out.append((opened.pop((e.who, kind)), e.at))
+            out.setdefault(kind, []).append((opened.pop((e.who, kind)), e.at))
     return out
 
 
@@ -266,7 +270,8 @@ def _covered(spans: Iterable[tuple[float, float]], a: float, b: float) -> float:
 
 
 def find_gaps(turns: list[Turn], events: list[Event]) -> list[Gap]:
-    spans = _shared_spans(events)
+    by_kind = _shared_spans(events)
+    spans = [span for kind in by_kind.values() for span in kind]
     out = []
     for a, b in zip(turns, turns[1:], strict=False):
         if b.start <= a.end:
@@ -275,7 +280,9 @@ def find_gaps(turns: list[Turn], events: list[Event]) -> list[Gap]:
         ready = max(a.end, min(waiting)) if waiting else b.start
         ready = min(ready, b.start)
         draining = _covered(spans, ready, b.start)
-        out.append(Gap(a.end, b.start, draining, b.start - ready - draining, ready - a.end))
+        by = {kind: _covered(s, ready, b.start) for kind, s in by_kind.items()}
+        out.append(Gap(a.end, b.start, draining, b.start - ready - draining, ready - a.end,
+                       {kind: v for kind, v in by.items() if v > 0}))
     return out
 
 
@@ -290,6 +297,7 @@ class Summary:
     ready_draining_s: float
     ready_free_s: float
     unready_s: float
+    draining_by_s: dict[str, float] = field(default_factory=dict)
 
 
 def summarize(turns: list[Turn], gaps: list[Gap]) -> Summary:
@@ -301,7 +309,9 @@ def summarize(turns: list[Turn], gaps: list[Gap]) -> Summary:
     return Summary(len(turns), sum(t.exact for t in turns), sum(t.length for t in turns),
                    statistics.median(t.length for t in turns) if turns else 0.0,
                    (turns[-1].end - turns[0].start) if turns else 0.0, phases,
-                   sum(g.ready_draining for g in gaps), sum(g.ready_free for g in gaps), sum(g.unready for g in gaps))
+                   sum(g.ready_draining for g in gaps), sum(g.ready_free for g in gaps), sum(g.unready for g in gaps),
+                   {k: sum(g.draining_by.get(k, 0.0) for g in gaps) for k in SHARED if any(k in g.draining_by
+                                                                                           for g in gaps)})
 
 
 def report(name: str, s: Summary, partial: bool) -> str:
@@ -313,6 +323,9 @@ def report(name: str, s: Summary, partial: bool) -> str:
         lines.append(f"  {phase.value:<44} {n:>5} {total:>9.1f} {p50:>7.2f}")
     lines.append(f"  gaps between turns: a candidate ready, shared steps draining {s.ready_draining_s:.1f} s; "
                  f"ready, nothing traced on the GPU {s.ready_free_s:.1f} s; no candidate ready {s.unready_s:.1f} s")
+    if s.draining_by_s:
+        lines.append("  the clock waited on (shared steps running, by kind; they overlap): "
+                     + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(s.draining_by_s.items(), key=lambda kv: -kv[1])))
     return "\n".join(lines)
 
 
@@ -333,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "phases": {p.name: round(v, 2) for p, v in t.phases.items()}}))
             for g in gaps:
                 print(json.dumps({"gap": [g.start, g.end], "ready_draining": round(g.ready_draining, 2),
+                                  "draining_by": {k: round(v, 2) for k, v in g.draining_by.items()},
                                   "ready_free": round(g.ready_free, 2), "unready": round(g.unready, 2)}))
     return 0
 
