@@ -65,6 +65,25 @@ def test_only_an_out_of_memory_is_retried():
     assert not too_big.out_of_memory() and not crash.out_of_memory()
 
 
+CUBLAS = "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"
+
+
+def test_a_cuda_librarys_allocation_failure_is_an_out_of_memory_and_retried():
+    """What an honest candidate's timing raised with eight lanes on an 80 GB H100 (benchmarks/throughput/README.md,
+    2026-12-07 third session): scored a runtime error before, as an exception, and never evaluated again alone."""
+    from multikernelbench.engine.messages import ErrorKind, Failed
+    from multikernelbench.engine.session import failed_verdict
+    from multikernelbench.engine.worker_channel import classify
+
+    for text in (CUBLAS, "cuDNN error: CUDNN_STATUS_ALLOC_FAILED", "CUDA out of memory. Tried to allocate 2.00 GiB"):
+        assert classify(RuntimeError(text)) is ErrorKind.OUT_OF_MEMORY, text
+    assert classify(RuntimeError("CUDA error: CUBLAS_STATUS_EXECUTION_FAILED")) is ErrorKind.EXCEPTION
+    assert classify(ValueError(CUBLAS)) is ErrorKind.EXCEPTION  # only where torch raises it: a RuntimeError
+    verdict = failed_verdict(Failed(kind=ErrorKind.OUT_OF_MEMORY, error=f"RuntimeError: {CUBLAS}"), "timing on shape {}")
+    outcome = DeviceOutcome(message=verdict.message, failure=verdict.failure)
+    assert outcome.out_of_memory(), outcome
+
+
 # ---- the engine ------------------------------------------------------------------------------------------
 OOM_RELU = textwrap.dedent("""
     import torch

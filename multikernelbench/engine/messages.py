@@ -36,6 +36,13 @@ class ErrorKind(str, enum.Enum):
     PROTOCOL = "protocol"  # an unknown or malformed message, an unsendable reply
 
 
+#: How a device allocation failure reads where torch raises it as a plain RuntimeError: CUDA's own, and the CUDA
+#: libraries' handles and workspaces (cuBLAS's ``cublasCreate`` failed this way for an honest candidate with eight
+#: lanes on an 80 GB H100, 2026-12-07, and was scored a runtime error instead of being evaluated again alone).
+DEVICE_ALLOCATION_FAILED = ("CUDA out of memory", "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED",
+                            "CUFFT_ALLOC_FAILED", "CUSOLVER_STATUS_ALLOC_FAILED", "CUSPARSE_STATUS_ALLOC_FAILED")
+
+
 class Message:
     """Base of every message; subclasses are dataclasses registered by name."""
 

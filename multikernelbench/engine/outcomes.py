@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from multikernelbench.engine.messages import DEVICE_ALLOCATION_FAILED
 from multikernelbench.flags import Flag
 from multikernelbench.reasons import lead_with_cause
 from multikernelbench.records import CorrectnessReport, EvalResult, FailureKind, Status, TimingStats
@@ -72,7 +73,8 @@ class DeviceOutcome:
     def out_of_memory(self) -> bool:
         """Ended in a device out-of-memory: what the neighbours' blame (engine/gpu_neighbours.py) and the lanes'
         retry alone (engine/lane_gate.py) both ask."""
-        return self.failure is FailureKind.RESOURCE_LIMIT and "out of memory" in self.message
+        return self.failure is FailureKind.RESOURCE_LIMIT and (
+            "out of memory" in self.message or any(m in self.message for m in DEVICE_ALLOCATION_FAILED))
 
 
 @dataclass

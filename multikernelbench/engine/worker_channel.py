@@ -11,7 +11,14 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from multikernelbench.engine import protocol
-from multikernelbench.engine.messages import DeviceTurn, ErrorKind, FreshAsk, FreshGrant, Message
+from multikernelbench.engine.messages import (
+    DEVICE_ALLOCATION_FAILED,
+    DeviceTurn,
+    ErrorKind,
+    FreshAsk,
+    FreshGrant,
+    Message,
+)
 
 
 class RequestFailed(Exception):
@@ -24,7 +31,8 @@ class RequestFailed(Exception):
 
 def classify(exc: BaseException) -> ErrorKind:
     """The error kind of an exception raised while serving a request, by type (never by message text),
-    except for CUDA's out-of-memory, which older torch raises as a plain RuntimeError."""
+    except for a device allocation failure, which older torch (and every CUDA library's) raises as a plain
+    RuntimeError."""
     import torch
 
     from multikernelbench.engine.fresh import BadTimedOutput
@@ -40,7 +48,7 @@ def classify(exc: BaseException) -> ErrorKind:
     if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
         return ErrorKind.FILE_TOO_LARGE
     text = str(exc)
-    if isinstance(exc, RuntimeError) and ("CUDA out of memory" in text or "std::bad_alloc" in text):
+    if isinstance(exc, RuntimeError) and (any(m in text for m in DEVICE_ALLOCATION_FAILED) or "std::bad_alloc" in text):
         return ErrorKind.OUT_OF_MEMORY
     return ErrorKind.EXCEPTION
 
