@@ -32,25 +32,27 @@ def _worker(task, counted: type, candidate: type) -> WorkerState:
     return state
 
 
+def _counted(base: Any, built: list[str], name: str, shift: float = 0.0) -> type:
+    """``base`` whose every construction appends ``name`` to ``built``; ``shift``: its parameters drawn otherwise
+    (a candidate reproducing the reference's layers, with other numbers until they are copied)."""
+
+    class Counted(base):
+        def __init__(self, *args):
+            built.append(name)
+            super().__init__(*args)
+            with torch.no_grad():
+                for p in self.parameters():
+                    p.add_(shift)
+
+    return Counted
+
+
 def test_a_prepare_builds_the_reference_once_and_the_candidate_gets_its_parameters(suite):
     task = suite[TASK]
     base: Any = materialize(task).Model
     built: list[str] = []
 
-    class Reference(base):
-        def __init__(self, *args):
-            built.append("reference")
-            super().__init__(*args)
-
-    class Candidate(base):  # reproduces the reference's layers, as candidates do; drawn with other numbers
-        def __init__(self, *args):
-            built.append("candidate")
-            super().__init__(*args)
-            with torch.no_grad():
-                for p in self.parameters():
-                    p.add_(1.0)
-
-    state = _worker(task, Reference, Candidate)
+    state = _worker(task, _counted(base, built, "reference"), _counted(base, built, "candidate", shift=1.0))
     ref = state.model_for("reference", SHAPE, 11)  # what on_prepare asks for, in its order
     cand = state.model_for("candidate", SHAPE, 11)
     assert built == ["reference", "candidate"]
@@ -67,12 +69,7 @@ def test_a_candidate_asked_first_builds_the_reference_it_copies_once(suite):
     base: Any = materialize(task).Model
     built: list[str] = []
 
-    class Reference(base):
-        def __init__(self, *args):
-            built.append("reference")
-            super().__init__(*args)
-
-    state = _worker(task, Reference, base)
+    state = _worker(task, _counted(base, built, "reference"), base)
     cand = state.model_for("candidate", SHAPE, 5)
     ref = state.model_for("reference", SHAPE, 5)
     assert built == ["reference"]
