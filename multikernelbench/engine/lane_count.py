@@ -11,7 +11,10 @@ do. More only cost memory and cores:
   :data:`GPU_MEMORY_RESERVE`, left for whatever else runs there).
 * **CPU cores.** A lane's parent thread and its worker drive the GPU and compare outputs; builds want the rest.
   :data:`LANE_CORES` usable cores per lane, over all GPUs.
-* **A cap** of :data:`MAX_AUTO_LANES`: past the point where the clocks fill the GPU, lanes only wait.
+* **A cap** of :data:`MAX_AUTO_LANES`: past the point where the clocks fill the GPU, lanes only wait. Measured:
+  eight lanes made 2,106-2,272 cached candidates/hour against four's 2,384-2,457 on one H100 (their checks and
+  loads took twice as long, eight processes time-slicing the GPU) and ran an honest candidate out of memory
+  (benchmarks/throughput/README.md, 2026-12-07 third session).
 
 The smallest of the three wins, never below 1. CPU backends are not concerned: their lanes are
 ``device_workers``.
