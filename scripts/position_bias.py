@@ -5,7 +5,9 @@ saw the adaptive rule *decide* a pair of identical matmuls after 35 rounds (rel.
 on alpha should run to the cap. The loop times the candidate first and the reference second in every round
 (timing/loop.py); a systematic difference by position, however small, is what a quiet GPU turns into a confident
 decision. This prints the median per-round ratio first/second with the callables swapped between the positions:
-a ratio that follows the position (not the callable) is a position bias, and the fix is to alternate the order.
+a ratio that follows the position (not the callable) is a position bias, and the fix is to alternate the order;
+one that follows the callable, with unequal calls per sample, is the sampler's plan (each callable's batch is
+chosen by its own probe), and the fix is one plan for a pair whose calls are alike.
 Needs a CUDA GPU (run on the device machine: ``python3 scripts/position_bias.py``).
 """
 
@@ -41,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
                 logs = [math.log(x / y) for x, y in zip(first, second, strict=False)]
                 print(f"size {size:5d}  {order[0]} first, {order[1]} second  rep {rep}: rounds {len(logs)}  "
                       f"median first/second {math.exp(statistics.median(logs)):.5f}  "
-                      f"rounds first slower {sum(v > 0 for v in logs) / len(logs):.2f}", flush=True)
+                      f"rounds first slower {sum(v > 0 for v in logs) / len(logs):.2f}  "
+                      f"calls per sample {timer.calls[order[0]]}/{timer.calls[order[1]]}", flush=True)
     return 0
 
 
