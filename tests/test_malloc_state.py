@@ -37,7 +37,7 @@ def test_an_honest_optimizer_renews_its_inputs_alike_for_both_callables(cpu_pch)
     """Eight evaluations of the honest SGD-momentum exemplar (eight fresh workers, one build): every round
     difference the parent's clock measured stays small. Before the fixed thresholds about a third of the workers
     showed -10 to -13.5 ms per sample (the reference's renewal page-faulting), so eight pass together with a
-    probability of a few percent; with them, all eight stayed within 0.4 ms on the dev host."""
+    probability of a few percent; with them, all eight stayed within 0.4 ms on the dev host (1.6 ms on a slow one)."""
     from multikernelbench.engine.candidates import Candidate
     from multikernelbench.engine.config import EngineConfig, TimingConfig
     from multikernelbench.engine.runner import evaluate_candidates
@@ -53,4 +53,6 @@ def test_an_honest_optimizer_renews_its_inputs_alike_for_both_callables(cpu_pch)
     results = evaluate_candidates([task], cands, cfg, None)
     assert all(r.status == Status.CORRECT for r in results), [(r.status.value, r.message[:300]) for r in results]
     diffs = [r.outside_clock_ms for r in results]
-    assert all(d is not None and abs(d) < 5.0 for d in diffs), diffs
+    # The defect is -10 to -13.5 ms; an honest worker's differences are load: within 1.6 ms alone on a slow host,
+    # up to 5.9 ms in a CI-like run there (2026-12-07), so the bound sits between the two.
+    assert all(d is not None and abs(d) < 8.0 for d in diffs), diffs
