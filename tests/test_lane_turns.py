@@ -278,7 +278,7 @@ def test_a_thread_left_running_is_stopped_during_other_lanes_clocks(suite, tmp_p
     assert clocks and spans[who_b]["time"][0][1] <= spans[who_a]["time"][0][0], spans  # B was timed first
     # Trace stamps are 0.1 s: a window may start or end up to 0.05 s off.
     outside = [c for c in clocks if not any(g0 <= c[0] + 0.1 and c[1] - 0.1 <= g1 for g0, g1 in gaps)]
-    assert outside == [], (outside, gaps)
+    assert outside == [], (outside, gaps, {w: spans[w] for w in (who_a, who_b)}, runner.trace.wall0)  # all, to diagnose
 
 
 @pytest.mark.gpu
