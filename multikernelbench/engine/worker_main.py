@@ -174,12 +174,8 @@ class WorkerState:
             return runtime.observe(lambda: model(*inputs), probe, record)
 
     def model_for(self, kind: str, shape: dict, weight_seed: int):
-        """Candidate or reference model for a shape, built with the shared weight seed (cached).
-
-        The candidate's parameters are copied from the reference model of its shape, which is built once and kept:
-        a Prepare request built it twice (once as the reference, once as the candidate's source), and a layer's
-        initialisation is CPU random numbers whatever the device (1.7 s of a shared turn for a nine-layer
-        2048-wide MLP on an H100 host, 2026-12-07)."""
+        """Candidate or reference model for a shape, built with the shared weight seed (cached); the candidate's
+        parameters come from the kept reference, never a second build of it (CPU random numbers on any device)."""
         from multikernelbench.tasks.module import make_model
 
         key = f"{kind}:{sorted(shape.items())}:{weight_seed}"
