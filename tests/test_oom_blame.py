@@ -22,6 +22,7 @@ from multikernelbench.anticheat.config import AntiCheatConfig
 from multikernelbench.engine.config import EngineConfig, TimingConfig
 from multikernelbench.engine.gpu_neighbours import GpuNeighbours, blame_for_oom, count_others
 from multikernelbench.records import FailureKind, Status
+from tests._procs import alive
 
 RELU = "activation.relu"
 OOM = textwrap.dedent("""
@@ -117,11 +118,5 @@ def _gone(pid: int, within_s: float = 10.0) -> None:
     import time
 
     deadline = time.time() + within_s
-    while time.time() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in ("Z", "X"):
-            return
+    while alive(pid) and time.time() < deadline:
         time.sleep(0.05)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._procs import alive
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 from throughput import common, per_build  # noqa: E402
@@ -25,14 +27,6 @@ time.sleep(600)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.slow
 def test_a_pipeline_past_its_cap_is_killed_with_its_compilers(tmp_path):
     pids: list[int] = []
@@ -42,9 +36,9 @@ def test_a_pipeline_past_its_cap_is_killed_with_its_compilers(tmp_path):
     assert run["killed"] and not run["interrupted"] and time.monotonic() - t0 < 30
     assert len(pids) == 1
     end = time.monotonic() + 5
-    while _alive(pids[0]) and time.monotonic() < end:
+    while alive(pids[0]) and time.monotonic() < end:
         time.sleep(0.05)
-    assert not _alive(pids[0])  # the grandchild in its own process group went with the session
+    assert not alive(pids[0])  # the grandchild in its own process group went with the session
 
 
 def test_variants_differ_and_per_build_picks_distinct_tasks(tmp_path):
