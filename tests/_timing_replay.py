@@ -4,15 +4,18 @@ Shared by tests/test_load_verdicts.py and tests/test_load_verdicts_recorded.py."
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from multikernelbench.anticheat.clock_records import Ask, AskLog
 from multikernelbench.anticheat.sched_idle import SchedSnapshot
 from multikernelbench.anticheat.timing_judge import judge
 from multikernelbench.anticheat.timing_records import CleanTiming, HostLoad, TimingEvidence
 from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.timing_verdict import enforce_clock
-from multikernelbench.timing.loop import Phase
+from multikernelbench.timing.loop import Phase, round_order
 from multikernelbench.wire import Series
 
+S = TypeVar("S", bound=tuple)
 FNS = ["candidate", "eager"]
 CALLS = {"candidate": 1, "eager": 1}
 
@@ -25,9 +28,22 @@ def judge_clock(log: AskLog, series: dict[str, list[float]], clean: CleanTiming 
     enforce_clock(judge(evidence), out)
 
 
+def alternated(samples: list[S]) -> list[S]:
+    """Samples recorded (or written) in the loop's old fixed order (candidate, reference, candidate, ...) in the order
+    the loop takes them since 2026-12-07, turning round every round (timing/loop.py ``round_order``): each
+    interval stays as recorded, and the rounds keep their pairs."""
+    rounds: list[list[S]] = []
+    for s in samples:
+        if not rounds or any(o[0] == s[0] for o in rounds[-1]):  # type: ignore[index]
+            rounds.append([])
+        rounds[-1].append(s)
+    return [s for r, group in enumerate(rounds) for s in round_order(group, r)]
+
+
 def recorded(samples: list[tuple[str, float, float, float]]) -> tuple[AskLog, dict[str, list[float]]]:
     """A timing's requests rebuilt from recorded intervals: (callable, wall ms from its request to the next,
     claimed ms, the worker's CPU ms over it), one call per sample."""
+    samples = alternated(samples)
     t, cpu, log = 100.0, 50.0, AskLog()
     series: dict[str, list[float]] = {}
     for fn, wall, claimed, used in samples:
@@ -42,6 +58,7 @@ def recorded(samples: list[tuple[str, float, float, float]]) -> tuple[AskLog, di
 def recorded_sched(samples: list[tuple[str, float, float, float, float, float, float]]):
     """A timing's requests rebuilt from recorded intervals with the schedstat figures (anticheat/sched_idle.py): the
     worker's and the parent's answering thread's cumulative runnable ns advance by the recorded amounts."""
+    samples = alternated(samples)
     t, cpu, worker, own, log = 100.0, 50.0, 0, 0, AskLog()
     series: dict[str, list[float]] = {}
     for fn, wall, claimed, used, served, ran, parent in samples:
@@ -58,6 +75,7 @@ def recorded_sched(samples: list[tuple[str, float, float, float, float, float, f
 def recorded_marks(samples: list[tuple[str, float, float, float, float, float]], marks: bool = True):
     """A timing's requests rebuilt from recorded intervals with their start marks (anticheat/call_marks.py): the
     process CPU clock advances by the renewal's CPU up to the mark and by the call part's after it."""
+    samples = alternated(samples)
     t, cpu, run = 100.0, 50.0, 10**9
     log = AskLog(run_clock=(lambda: None) if marks else None)  # a CPU clock read: marks expected
     series: dict[str, list[float]] = {}

@@ -13,8 +13,8 @@ import pytest
 
 from multikernelbench.records import EvalResult, Status, StopReason, TimingStats
 from multikernelbench.timing.config import TimingConfig
-from multikernelbench.timing.host import host_timer
-from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES
+from multikernelbench.timing.host import HostClockSampler, host_timer
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Fresh, Phase, Timer
 from multikernelbench.timing.stopping import PairRule, _rank, looks, median_interval
 
 PAIR = ("candidate", "eager")
@@ -227,3 +227,43 @@ def test_patching_the_stopping_rule_is_caught(suite, build_root):
     for c, r in zip(cands, evaluate_candidates([suite["activation.relu"]], cands, cfg), strict=True):
         assert r.status is Status.CHEAT_DETECTED and "stopping" in r.message, (c.label, r.status, r.message,
                                                                               r.candidate_timing)
+
+
+class _PositionClock(HostClockSampler):
+    """A clock that reads 0.1 % longer for the second sample of every pair of samples taken, whatever was called:
+    the shape of a position bias (a cost that follows where a sample falls in the loop, not what it runs), with no
+    noise, so the rule sees nothing but the bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken = 0
+
+    def sample(self, plan):
+        outs = plan.body()
+        self.taken += 1
+        return 1.0 + 0.001 * (self.taken % 2 == 0), False, outs
+
+
+def test_a_position_bias_does_not_decide_identical_callables():
+    """Two identical callables: with one fixed order the candidate is always first, the bias is a 0.1 % speedup in
+    every round and the rule decides it (what an H100 did with two identical matmuls, 2026-12-07); the loop's order
+    turns round every round, so the bias is + in half the rounds and - in the others and the pair runs to the cap."""
+    cfg = TimingConfig(warmup=0, adaptive=True, max_runs=40, budget_s=30.0)
+    timer = Timer(cfg, _PositionClock())
+    fns = {PAIR[0]: sleeper(0.0), PAIR[1]: sleeper(0.0)}
+    stats = timer.measure(fns, pair=PAIR)
+    assert stats[PAIR[0]].stop is StopReason.MAX_RUNS and stats[PAIR[0]].runs == 40
+    assert sorted(set(timer.series[PAIR[0]])) == [1.0, 1.001] and stats[PAIR[0]].median_ms == pytest.approx(1.0005)
+
+
+def test_the_loop_turns_its_order_round_every_round():
+    seen: list[str] = []
+
+    class Recording(Fresh):
+        def renew(self, name: str, calls: int, phase: Phase = Phase.PLAN) -> None:
+            if phase is Phase.SAMPLE:
+                seen.append(name)
+
+    host_timer(TimingConfig(warmup=0, min_runs=5, max_runs=5, budget_s=5)).measure(
+        {n: sleeper(0.0) for n in "abc"}, Recording())
+    assert seen == list("abc" "cba" "abc" "cba" "abc")

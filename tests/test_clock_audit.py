@@ -20,7 +20,7 @@ from multikernelbench.anticheat.clock_audit import (
     intervals,
 )
 from multikernelbench.engine.clean_reference import CleanReference
-from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase
+from multikernelbench.timing.loop import AUDIT_MIN_SAMPLES, Phase, round_order
 
 FNS = ["candidate", "eager"]
 CFG = AuditConfig()
@@ -56,8 +56,8 @@ def _honest(rounds: int, cand_ms: float, eager_ms: float, work_ms: float = 0.0, 
     rng = random.Random(seed)
     ev: list[tuple] = [("ask", "candidate", Phase.WARMUP), ("wait", 5), ("ask", "eager", Phase.WARMUP), ("wait", 5)]
     series = {"candidate": [], "eager": []}
-    for _ in range(rounds):
-        for fn, ms in (("candidate", cand_ms), ("eager", eager_ms)):
+    for r in range(rounds):
+        for fn, ms in round_order((("candidate", cand_ms), ("eager", eager_ms)), r):
             ev.append(("ask", fn, Phase.SAMPLE))
             ev.append(("wait", RENEW + rng.uniform(0, 0.1) + (work_ms if fn == "candidate" else 0.0) + ms))
             series[fn].append(ms)
@@ -139,11 +139,26 @@ def test_phases_out_of_order_and_a_callable_coming_back():
     _, problems = intervals(log, series, {"candidate": 1, "eager": 1}, FNS)
     assert any("order" in p for p in problems)
 
-    ev = [("ask", "candidate", Phase.SAMPLE), ("wait", 3), ("ask", "eager", Phase.SAMPLE), ("wait", 3),
-          ("ask", "eager", Phase.SAMPLE), ("wait", 3), ("ask", "candidate", Phase.SAMPLE), ("wait", 3)]
-    _, problems = intervals(_log(ev), {"candidate": [1.0, 1.0], "eager": [1.0, 1.0]},
+    # Rounds [candidate, eager], [eager], [eager, candidate]: the candidate had stopped when the second round left it out.
+    ask = [("ask", "candidate", Phase.SAMPLE), ("ask", "eager", Phase.SAMPLE), ("ask", "eager", Phase.SAMPLE),
+           ("ask", "eager", Phase.SAMPLE), ("ask", "candidate", Phase.SAMPLE)]
+    ev = [e for a in ask for e in (a, ("wait", 3))]
+    _, problems = intervals(_log(ev), {"candidate": [1.0, 1.0], "eager": [1.0, 1.0, 1.0]},
                             {"candidate": 1, "eager": 1}, FNS)
     assert any("after it had stopped" in p or "came back" in p for p in problems), problems
+
+
+def test_samples_in_a_fixed_order_are_a_protocol_finding():
+    """The loop turns its order round every round (timing/loop.py ``round_order``); a worker that keeps one order
+    (the loop before 2026-12-07, or candidate code answering for it) breaks the pattern the rounds are paired by."""
+    rounds = [("candidate", "eager")] * 6
+    ev = [e for r in rounds for fn in r for e in (("ask", fn, Phase.SAMPLE), ("wait", 3))]
+    series = {"candidate": [1.0] * 6, "eager": [1.0] * 6}
+    _, problems = intervals(_log(ev), series, {"candidate": 1, "eager": 1}, FNS)
+    assert any("out of the loop's order" in p and "in 3 round(s)" in p for p in problems), problems
+    turned = [fn for r, _ in enumerate(rounds) for fn in round_order(("candidate", "eager"), r)]
+    ev = [e for fn in turned for e in (("ask", fn, Phase.SAMPLE), ("wait", 3))]
+    assert intervals(_log(ev), series, {"candidate": 1, "eager": 1}, FNS)[1] == []
 
 
 def test_clean_reference_is_computed_once_per_key():
@@ -182,8 +197,8 @@ def test_fewer_calls_per_sample_than_the_reference_is_not_work():
     trip) spread over K=10 candidate calls against K=100 reference calls looks like 0.027 ms per call more."""
     ev: list[tuple] = []
     series = {"candidate": [], "eager": []}
-    for _ in range(20):
-        for fn, k, ms in (("candidate", 10, 0.1), ("eager", 100, 0.01)):
+    for r in range(20):
+        for fn, k, ms in round_order((("candidate", 10, 0.1), ("eager", 100, 0.01)), r):
             ev.append(("ask_k", fn, k))
             ev.append(("wait", 0.3 + 0.02 * k + ms * k))
             series[fn].append(ms)
@@ -208,8 +223,8 @@ def test_a_loaded_host_widens_the_bound_instead_of_convicting():
     def run(work_ms: float, burst_ms: float) -> list[str]:
         ev: list[tuple] = []
         series = {"candidate": [], "eager": []}
-        for _ in range(30):
-            for fn, ms in (("candidate", 1.0), ("eager", 3.0)):
+        for r in range(30):
+            for fn, ms in round_order((("candidate", 1.0), ("eager", 3.0)), r):
                 ev.append(("ask", fn, Phase.SAMPLE))
                 burst = rng.uniform(0, burst_ms) if rng.random() < 0.5 else 0.0
                 ev.append(("wait", RENEW + burst + (work_ms if fn == "candidate" else 0.0) + ms))

@@ -27,7 +27,7 @@ from multikernelbench.engine.outcomes import DeviceOutcome
 from multikernelbench.engine.session import Verdict
 from multikernelbench.engine.timing_verdict import enforce_clock, withhold_if_inconclusive
 from multikernelbench.flags import FlagKind
-from multikernelbench.timing.loop import Phase
+from multikernelbench.timing.loop import Phase, round_order
 from multikernelbench.wire import Series
 
 RENEW = 9.4  # the clean worker's renewal of the sgd-momentum inputs on the H100, ms per call
@@ -42,7 +42,7 @@ def _timing(rounds: int = 17, stretch_ms: float = 7.8) -> tuple[AskLog, dict[str
     t, log = 100.0, AskLog()
     series: dict[str, list[float]] = {"candidate": [], "eager": []}
     for i in range(rounds):
-        for fn, ms in (("candidate", 3.6), ("eager", 7.9)):
+        for fn, ms in round_order((("candidate", 3.6), ("eager", 7.9)), i):
             log.asks.append(Ask(fn, 1, Phase.SAMPLE, t))
             t += (RENEW + stretch_ms + 0.05 * (i % 3) + ms) / 1e3
             series[fn].append(ms)

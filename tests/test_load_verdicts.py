@@ -24,7 +24,7 @@ from multikernelbench.engine.session import Verdict
 from multikernelbench.engine.timing_verdict import withhold_if_inconclusive
 from multikernelbench.flags import FlagKind
 from multikernelbench.records import Status, TimingStats
-from multikernelbench.timing.loop import Phase
+from multikernelbench.timing.loop import Phase, round_order
 from multikernelbench.wire import Series
 from tests._timing_replay import CALLS, FNS, judge_clock, recorded
 
@@ -40,8 +40,8 @@ def _worker(rounds: int, extra: dict[str, float], seed: int = 0, pauses_ms: floa
     rng = random.Random(seed)
     t, log = 100.0, AskLog()
     series: dict[str, list[float]] = {"candidate": [], "eager": []}
-    for _ in range(rounds):
-        for fn, ms in (("candidate", 1.0), ("eager", 3.0)):
+    for r in range(rounds):
+        for fn, ms in round_order((("candidate", 1.0), ("eager", 3.0)), r):
             log.asks.append(Ask(fn, 1, Phase.SAMPLE, t))
             pause = rng.uniform(0, pauses_ms) if fn == "candidate" else 0.0
             t += (RENEW + rng.uniform(0, 0.1) + extra.get(fn, 0.0) + pause + ms) / 1e3
@@ -199,8 +199,8 @@ def _cpu_worker(rounds: int, cpu_extra: dict[str, float], wall_extra: float = 0.
     ``wall_extra`` ms of descheduling (wall time, no CPU) everywhere."""
     t, cpu, log = 100.0, 50.0, AskLog()
     series: dict[str, list[float]] = {"candidate": [], "eager": []}
-    for _ in range(rounds):
-        for fn, ms in (("candidate", 1.0), ("eager", 3.0)):
+    for r in range(rounds):
+        for fn, ms in round_order((("candidate", 1.0), ("eager", 3.0)), r):
             log.asks.append(Ask(fn, 1, Phase.SAMPLE, t, cpu))
             work = RENEW + cpu_extra.get(fn, 0.0)
             t += (work + wall_extra + ms) / 1e3

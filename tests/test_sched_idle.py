@@ -17,7 +17,7 @@ import pytest
 
 from multikernelbench.anticheat import sched_idle
 from multikernelbench.anticheat.clock_audit import Ask, AskLog, AuditConfig, audit
-from multikernelbench.timing.loop import Phase
+from multikernelbench.timing.loop import Phase, round_order
 
 pytestmark = pytest.mark.skipif(not sched_idle.available(), reason="no per-thread schedstat on this kernel")
 
@@ -124,8 +124,8 @@ def _log(idle_ms: dict[str, float], rounds: int = 6, sched: bool = True) -> tupl
     no thread was runnable (one thread, so its account is wall - idle); 1 ms of it the parent's service."""
     t, ns, log = 100.0, 0, AskLog(sched_clock=(lambda: None) if not sched else None)
     series: dict[str, list[float]] = {"candidate": [], "eager": []}
-    for _ in range(rounds):
-        for fn in ("candidate", "eager"):
+    for r in range(rounds):
+        for fn in round_order(("candidate", "eager"), r):
             snap = sched_idle.SchedSnapshot({1: ns}) if sched else None
             log.asks.append(Ask(fn, 1, Phase.SAMPLE, t, None, snap, served=1e-3, own_answered=OWN, own_arrival=OWN))
             series[fn].append(2.0)

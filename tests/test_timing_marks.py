@@ -18,7 +18,7 @@ from multikernelbench.anticheat import call_marks
 from multikernelbench.anticheat.clock_audit import Ask, AskLog, AuditConfig, CleanBaseline, FindingKind, audit
 from multikernelbench.timing.config import TimingConfig
 from multikernelbench.timing.host import host_timer
-from multikernelbench.timing.loop import Fresh, Phase
+from multikernelbench.timing.loop import Fresh, Phase, round_order
 
 FNS = ["candidate", "eager"]
 CALLS = {"candidate": 1, "eager": 1}
@@ -38,8 +38,8 @@ def _log(rounds: int, renew_extra: dict[str, float], call_extra: dict[str, float
     call_extra = call_extra or {}
     t, run, log = 100.0, 10**9, AskLog(run_clock=lambda: None)
     series: dict[str, list[float]] = {"candidate": [], "eager": []}
-    for _ in range(rounds):
-        for fn, claimed in (("candidate", 0.3), ("eager", 3.0)):
+    for r in range(rounds):
+        for fn, claimed in round_order((("candidate", 0.3), ("eager", 3.0)), r):
             log.asks.append(Ask(fn, 1, Phase.SAMPLE, t, run=run))
             renew = RENEW_CPU + renew_extra.get(fn, 0.0)
             t, run = t + 2 * renew / 1e3, run + int(renew * 1e6)

@@ -117,17 +117,20 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
     order = {fn: k for k, fn in enumerate(fns)}
     out: list[Interval] = []
     seen = {fn: 0 for fn in fns}
-    rnd, prev, active, current = 0, None, set(fns), set()
+    rnd, prev, active, current = 0, None, set(fns), set[str]()
+    turned: set[int] = set()
     for i in sample_idx:
         a = asks[i]
         if a.fn not in order:
             problems.append(f"a sample request for an unknown callable {a.fn!r}")
             continue
         k = order[a.fn]
-        if prev is not None and k <= prev:  # a new round: the active set may only shrink
+        if a.fn in current:  # a new round (each callable comes once a round): the active set may only shrink
             if not current <= active:
                 problems.append("a callable came back after it had stopped")
             active, current, rnd = current, set(), rnd + 1
+        elif prev is not None and (k < prev) == (rnd % 2 == 0):  # timing/loop.py round_order
+            turned.add(rnd)
         if a.fn not in active:
             problems.append(f"{a.fn} sampled after it had stopped")
         current.add(a.fn)
@@ -151,6 +154,9 @@ def intervals(log: AskLog, series: dict[str, list[float]], calls: dict[str, int]
         if seen.get(fn, 0) != len(series.get(fn, [])):
             problems.append(f"{seen.get(fn, 0)} sample request(s) for {fn} but {len(series.get(fn, []))} "
                             "sample(s) reported")
+    if turned:
+        problems.append(f"samples out of the loop's order (the callables' order in even rounds, reversed in odd "
+                        f"ones) in {len(turned)} round(s)")
     if any(a.calls != calls.get(a.fn) for a in (asks[i] for i in sample_idx) if a.fn in calls):
         problems.append("a sample request asked for another number of calls than the callable's samples make")
     return out, problems

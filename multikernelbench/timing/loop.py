@@ -1,9 +1,12 @@
 """The one A/B loop every timer runs, and the seams it offers.
 
-Callables are interleaved sample by sample (A, B, C, A, B, C, ...) so that clock drift, thermal state and
-background load hit candidate and references alike, and a callable stops once the relative standard error
-of its mean is under target or its wall budget is spent (with ``TimingConfig.adaptive``, a candidate and its
-reference stop together once their speedup is decided: timing/stopping.py). Two seams:
+Callables are interleaved sample by sample so that clock drift, thermal state and background load hit
+candidate and references alike, in an order that turns round every round (A, B, C, C, B, A, A, B, C, ...): a
+fixed order gives each callable a fixed position, and whatever a position costs (which output buffer the
+allocator hands back, what the previous sample left on the device) becomes a systematic difference between
+identical callables that a quiet GPU resolves into a confident wrong speedup. A callable stops once the relative
+standard error of its mean is under target or its wall budget is spent (with ``TimingConfig.adaptive``, a
+candidate and its reference stop together once their speedup is decided: timing/stopping.py). Two seams:
 
 * a :class:`Sampler` says how one sample is measured on a device (host clock around one call; CUDA events
   around one call, K calls, or a K-call graph replay) — chosen by the backend;
@@ -26,9 +29,9 @@ from __future__ import annotations
 import abc
 import enum
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from multikernelbench.records import StopReason, TimingStats
 from multikernelbench.timing.config import TimingConfig
@@ -36,11 +39,18 @@ from multikernelbench.timing.stats import summarize
 from multikernelbench.timing.stopping import PairRule, own_stop
 
 Fn = Callable[[int], Any]
+T = TypeVar("T")
 
 #: Every callable is sampled at least this often (or ``max_runs`` times when that is lower), whatever its
 #: budget: the parent's clock audit compares medians over rounds (anticheat/clock_audit.py), and a candidate that
 #: spends its budget in the renewals must not be able to leave it one or two noisy rounds to judge.
 AUDIT_MIN_SAMPLES = 4
+
+
+def round_order(active: Sequence[T], rnd: int) -> list[T]:
+    """The order of round ``rnd``'s samples: the callables' own order in even rounds, reversed in odd ones (the
+    parent's clock audit checks this order, anticheat/clock_audit.py ``intervals``)."""
+    return list(active) if rnd % 2 == 0 else list(reversed(active))
 
 
 class Phase(str, enum.Enum):
@@ -176,6 +186,7 @@ class Timer:
         rule = (PairRule(cfg, *pair, floor=floor)
                 if cfg.adaptive and pair is not None and pair[0] in fns and pair[1] in fns else None)
         stopped: dict[str, StopReason] = {}
+        rnd = 0
         try:
             while True:
                 # A callable stops at max_runs, or once it has its floor of samples and has converged or spent
@@ -192,7 +203,7 @@ class Timer:
                 active = [n for n in fns if n not in stopped]
                 if not active:
                     break
-                for name in active:
+                for name in round_order(active, rnd):
                     plan = plans[name]
                     # Renewing inputs is outside the clock but inside the budget, so the wall time of a
                     # measurement stays bounded when making fresh inputs costs more than the call itself.
@@ -204,6 +215,7 @@ class Timer:
                     observe(fresh, name, outputs)
                     samples[name].append(ms)
                     escaped[name] += int(esc)
+                rnd += 1
         finally:
             sampler.release(plans)
         self.series = {name: list(s) for name, s in samples.items()}
