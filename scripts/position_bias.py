@@ -1,13 +1,13 @@
 """Does the A/B loop's order within a round favour one side? Two identical CUDA callables, each order, twice.
 
 Why: on an H100 (2026-12-07) ``tests/test_adaptive_timing.py::test_cuda_events_a_clear_speedup_decides_and_one_on_alpha_runs_to_the_cap``
-saw the adaptive rule *decide* a pair of identical matmuls after 35 rounds (rel. std. err. 0.05 %), where a speedup
-on alpha should run to the cap. The loop times the candidate first and the reference second in every round
-(timing/loop.py); a systematic difference by position, however small, is what a quiet GPU turns into a confident
-decision. This prints the median per-round ratio first/second with the callables swapped between the positions:
-a ratio that follows the position (not the callable) is a position bias, and the fix is to alternate the order;
-one that follows the callable, with unequal calls per sample, is the sampler's plan (each callable's batch is
-chosen by its own probe), and the fix is one plan for a pair whose calls are alike.
+saw the adaptive rule *decide* a pair of identical matmuls after 35 rounds. This prints, per size and dict order,
+the median per-round ratio of the callable listed first to the one listed second, the share of rounds it was
+slower, and each side's calls per sample. With a loop that keeps one order (before dfdc98d) a ratio that follows the
+position, not the callable, is a position bias; unequal calls per sample point at the sampler's per-callable plan.
+Measured: a position bias (first in a round 0.03-0.14 % faster at 2048, 0.07-0.23 % slower at 512 under graphs), and
+the loop now turns its order round every round (timing/loop.py ``round_order``), which leaves no fixed sign
+(benchmarks/timing_order_h100/README.md).
 Needs a CUDA GPU (run on the device machine: ``python3 scripts/position_bias.py``).
 """
 
