@@ -51,6 +51,7 @@ def test_every_backend_declares_its_options_and_takes_threads(name):
     check_backend_options(name, {"threads": 2})  # the engine passes --threads to every backend
 
 
+@pytest.mark.slow
 def test_the_cli_stops_before_the_run_on_a_typo(tmp_path):
     out = subprocess.run([sys.executable, "-m", "multikernelbench.cli.main", "eval", "--backend", "cpu",
                           "--solutions", str(tmp_path), "--db", str(tmp_path / "r.sqlite"),

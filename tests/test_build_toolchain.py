@@ -71,6 +71,7 @@ def stage_for(build_root: Path, options: dict, trace: Trace | None = None) -> Bu
     return BuildStage(get_backend("cpu", **options), cfg, trace or Trace(None))
 
 
+@pytest.mark.slow
 def test_the_marker_names_the_toolchain_and_another_ones_build_is_a_miss(suite, tmp_path):
     """Real compile workers; a Python candidate, so the 'build' is executing the module (about a second)."""
     cand = Candidate(task_id=RELU, source=PY_RELU, label="py")
@@ -251,6 +252,7 @@ PLANTS_A_MARKER = textwrap.dedent("""
     """)
 
 
+@pytest.mark.slow
 def test_a_marker_the_candidate_plants_does_not_make_its_failed_build_built(suite, tmp_path):
     """Only the build stage's marker counts: a failed build's folder loses any marker, so a rerun (or another
     candidate with the same code) builds again and fails again, not 'compiled' from a planted file. (With one,

@@ -57,6 +57,7 @@ def _run(mode: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_numbas_lookup_races_and_the_harness_lock_does_not():
     raw, fixed = _run("numba"), _run("fixed")
     assert raw["distinct"] > 1  # the race this fix exists for (if numba fixes it, this test says so)

@@ -56,6 +56,7 @@ def _evaluation(suite, tmp_path: Path, source: str = OOM, backend_name: str = "c
     return CandidateEvaluation(suite[RELU], source, build, backend, cfg, SeedSource(5), refs), refs
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.getpid() == 1, reason="pid 1 must be a process outside this test's tree")
 def test_out_of_memory_beside_another_process_is_a_harness_error(suite, tmp_path):
     out = _evaluation(suite, tmp_path, pids=[os.getpid(), 1])[0].evaluate()
@@ -63,6 +64,7 @@ def test_out_of_memory_beside_another_process_is_a_harness_error(suite, tmp_path
     assert "1 other process(es) outside this run" in out.message and "CUDA out of memory" in out.message
 
 
+@pytest.mark.slow
 def test_out_of_memory_with_the_gpu_to_itself_stays_the_candidates(suite, tmp_path):
     out = _evaluation(suite, tmp_path, pids=[os.getpid()])[0].evaluate()
     assert out.status == Status.RUNTIME_ERROR and out.failure is FailureKind.RESOURCE_LIMIT, out.message

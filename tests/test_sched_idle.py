@@ -165,6 +165,7 @@ def _thread_only(tid: int) -> sched_idle.SchedSnapshot | None:
         return None
 
 
+@pytest.mark.slow
 def test_a_busy_parent_thread_holding_the_gil_frames_no_worker():
     """Another thread of the parent holds the GIL (another lane judging outputs, the service parsing a client's
     flood): the thread that reads the worker's answer waits for the GIL, asleep. Counting only that thread's

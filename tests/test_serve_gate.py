@@ -80,6 +80,7 @@ def get(path: str, token: str | None) -> str:
     return f"GET {path} HTTP/1.1\r\nHost: x\r\n{auth}\r\n"
 
 
+@pytest.mark.slow
 def test_a_refused_request_never_reaches_the_app(gated):
     port, app = gated
     before = len(app.seen)
