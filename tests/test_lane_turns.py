@@ -234,12 +234,12 @@ BEATING_RELU = textwrap.dedent("""
     import torch
     import torch.nn as nn
 
-    def _beat():  # left running after import: says when it was kept from running for over 0.25 s
+    def _beat():  # left running after import: says when it was kept from running for over 0.15 s
         last = time.time()
         while True:
             time.sleep(0.01)
             now = time.time()
-            if now - last > 0.3:
+            if now - last > 0.15:
                 print(f"GAP {last:.3f} {now:.3f}", file=sys.stderr, flush=True)
             last = now
 
@@ -274,8 +274,11 @@ def test_a_thread_left_running_is_stopped_during_other_lanes_clocks(suite, tmp_p
             for a, b in [line.split()[1:3]]]
     spans = request_spans(cfg.trace_path)
     who_a, who_b = (next(w for w in spans if c.code_hash[:12] in w) for c in (attacker, victim))
-    clocks = [(runner.trace.wall0 + t0, runner.trace.wall0 + t1) for t0, t1 in spans[who_b]["time"]]
-    assert clocks and spans[who_b]["time"][0][1] <= spans[who_a]["time"][0][0], spans  # B was timed first
+    a_timed = spans[who_a]["time"][0][0]
+    assert spans[who_b]["time"][0][1] <= a_timed, spans  # B was timed first
+    # Only B's clocks before A's own timing: A's worker ends when that fails, and under load B's timing can go
+    # on after it (a confirming timing in a later turn: seen in a CI-like run, where A's worker was gone).
+    clocks = [(runner.trace.wall0 + t0, runner.trace.wall0 + t1) for t0, t1 in spans[who_b]["time"] if t1 <= a_timed]
     # Trace stamps are 0.1 s: a window may start or end up to 0.05 s off.
     outside = [c for c in clocks if not any(g0 <= c[0] + 0.1 and c[1] - 0.1 <= g1 for g0, g1 in gaps)]
     assert outside == [], (outside, gaps, {w: spans[w] for w in (who_a, who_b)}, runner.trace.wall0)  # all, to diagnose
