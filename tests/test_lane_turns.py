@@ -260,7 +260,7 @@ def test_a_thread_left_running_is_stopped_during_other_lanes_clocks(suite, tmp_p
     the time, so the background-thread checks pass it (here it only notes when it could not run; on a GPU it
     would launch kernels). No step of A runs during B's clock, but that thread would: so every clock stops the
     other lanes' loaded workers. A checks longer than B, so B is timed while A's worker is loaded and idle;
-    each of B's timing windows must lie inside a stretch where A's thread did not run. (A fails at its own
+    each of B's timing windows before A's own timing must lie inside a stretch where A's thread did not run. (A fails at its own
     timing shape, so its first worker's output is its result's.) Fails when workers are not stopped (checked:
     with ``enlist`` a no-op, A's thread ran through B's clocks)."""
     cfg = two_lane_config(tmp_path)
