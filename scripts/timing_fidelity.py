@@ -10,6 +10,12 @@ spread (max-min)/median across processes, and — with ``--ncu`` — the ratio t
 ``gpu__time_duration.sum`` for the same kernel (``--clock-control none``: the card's clocks are left alone).
 A child also times the short ReLU the naive way (one event pair per call, no graph) to show the noise the
 graph mode removes.
+
+``--ncu-cache none`` (or ``both``) also runs ncu without its cache control: the kernels then start with the
+previous call's outputs still dirty in L2, as back-to-back calls in a timed sample do. ncu's default flush writes
+those lines back *between* kernels, outside any kernel's duration, so for an output that fits in L2 its number
+leaves out write-back that a sample of k calls in a row pays (the suspected cause of the CUDA-graph ReLUs' 10-17 %
+over ncu on an H100, benchmarks/timing_order_h100/); the two ncu columns side by side measure that part.
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ def _make(kind: str, size: int, l2: int):
     return lambda i: a[i % 2] @ b[i % 2]
 
 
-def child(mode: str) -> None:
+def child(mode: str, graphs: bool = True) -> None:
     import torch
 
     from multikernelbench.engine.config import TimingConfig
@@ -78,7 +84,7 @@ def child(mode: str) -> None:
         print(json.dumps({"order": list(fns)}))
         return
     cfg = TimingConfig(warmup=3, min_runs=20, max_runs=400, target_rse=0.002, budget_s=1.0)
-    timer = cuda_event_timer(cfg)
+    timer = cuda_event_timer(cfg, allow_graphs=graphs)
     stats = timer.measure(fns)
     # The naive way, for contrast: one event pair per call, no flush, no graph.
     naive = []
@@ -121,34 +127,51 @@ def parse_ncu(text: str, order: list[str]) -> dict[str, float]:
     return out
 
 
+def _run_ncu(cache: str) -> dict:
+    """ncu's median duration per kernel of the ``ncu`` child, with ``--cache-control`` ``cache``."""
+    cmd = ["ncu", "--csv", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", cache,
+           "--metrics", "gpu__time_duration.sum", sys.executable, __file__, "--child", "ncu"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        return parse_ncu(res.stdout, list(KERNELS))
+    except Exception as exc:
+        return {"_error": repr(exc), "_stdout_tail": res.stdout[-2000:], "_stderr_tail": res.stderr[-2000:]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", choices=["time", "ncu"])
     ap.add_argument("--procs", type=int, default=5)
     ap.add_argument("--ncu", action="store_true")
+    ap.add_argument("--no-graphs", action="store_true",
+                    help="children time short kernels as k eager calls between two events, not a CUDA graph")
+    ap.add_argument("--ncu-cache", choices=["all", "none", "both"], default="all",
+                    help="ncu's --cache-control: all (flush before every kernel), none, or both runs")
     ap.add_argument("--out", type=Path, default=None,
                     help="result JSON (default: $OUT or ~/.cache/multikernelbench/benchmarks)")
     args = ap.parse_args()
     if args.child:
-        return child(args.child)
+        return child(args.child, graphs=not args.no_graphs)
     per_proc = []
     for p in range(args.procs):
-        res = subprocess.run([sys.executable, __file__, "--child", "time"], capture_output=True, text=True)
+        res = subprocess.run([sys.executable, __file__, "--child", "time", *(["--no-graphs"] if args.no_graphs else [])],
+                             capture_output=True, text=True)
         line = [ln for ln in res.stdout.splitlines() if ln.startswith("MKB_JSON ")]
         if not line:
             print(res.stdout[-3000:], res.stderr[-3000:])
             raise SystemExit("child failed")
         per_proc.append(json.loads(line[0][9:]))
         print(f"process {p}: done", flush=True)
-    ncu = {}
+    ncu: dict = {}
+    ncu_none: dict = {}
     if args.ncu:
-        cmd = ["ncu", "--csv", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "all",
-               "--metrics", "gpu__time_duration.sum", sys.executable, __file__, "--child", "ncu"]
-        res = subprocess.run(cmd, capture_output=True, text=True)
-        try:
-            ncu = parse_ncu(res.stdout, list(KERNELS))
-        except Exception as exc:
-            ncu = {"_error": repr(exc), "_stdout_tail": res.stdout[-2000:], "_stderr_tail": res.stderr[-2000:]}
+        modes = ["all", "none"] if args.ncu_cache == "both" else [args.ncu_cache]
+        for mode in modes:
+            got = _run_ncu(mode)
+            if mode == "all":
+                ncu = got
+            else:
+                ncu_none = got
     table = {}
     for name in KERNELS:
         meds = [pp[name]["median_ms"] for pp in per_proc]
@@ -159,17 +182,24 @@ def main() -> None:
         if name in ncu:
             row["ncu_ms"] = ncu[name]
             row["ratio_vs_ncu"] = m / ncu[name]
+        if name in ncu_none:
+            row["ncu_none_ms"] = ncu_none[name]
+            row["ratio_vs_ncu_none"] = m / ncu_none[name]
         table[name] = row
     result = {"kernels": table, "naive_relu_4M": [pp["_naive_relu_4M"] for pp in per_proc],
-              "timer": per_proc[0]["_timer"], "ncu_raw": ncu if "_error" in ncu else None}
+              "timer": per_proc[0]["_timer"], "ncu_raw": ncu if "_error" in ncu else None,
+              "ncu_none_raw": ncu_none if "_error" in ncu_none else None}
     out = args.out or default_out("timing_fidelity.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     print("wrote", out)
-    print(f"{'kernel':22s} {'median_ms':>10s} {'spread%':>8s} {'ncu_ms':>10s} {'vs ncu':>7s}  method")
+    nan = float("nan")
+    print(f"{'kernel':22s} {'median_ms':>10s} {'spread%':>8s} {'ncu_ms':>10s} {'vs ncu':>7s} {'ncu_none':>10s} "
+          f"{'vs none':>7s}  method")
     for name, r in table.items():
-        print(f"{name:22s} {r['median_ms']:10.4f} {100 * r['spread']:8.2f} {r.get('ncu_ms', float('nan')):10.4f} "
-              f"{r.get('ratio_vs_ncu', float('nan')):7.3f}  {r['method']}")
+        print(f"{name:22s} {r['median_ms']:10.4f} {100 * r['spread']:8.2f} {r.get('ncu_ms', nan):10.4f} "
+              f"{r.get('ratio_vs_ncu', nan):7.3f} {r.get('ncu_none_ms', nan):10.4f} "
+              f"{r.get('ratio_vs_ncu_none', nan):7.3f}  {r['method']}")
     print("naive relu_4M cv per process:", [round(x["cv"], 3) for x in result["naive_relu_4M"]])
 
 
