@@ -12,7 +12,8 @@ A child also times the short ReLU the naive way (one event pair per call, no gra
 graph mode removes.
 
 ``--ncu-cache none`` (or ``both``) also runs ncu without its cache control: the kernels then start with the
-previous call's outputs still dirty in L2, as back-to-back calls in a timed sample do. ncu's default flush writes
+previous calls' outputs still dirty in L2 (each marker is followed by ``STEADY`` calls in a row and the last one is
+measured), as back-to-back calls in a timed sample do. ncu's default flush writes
 those lines back *between* kernels, outside any kernel's duration, so for an output that fits in L2 its number
 leaves out write-back that a sample of k calls in a row pays (the suspected cause of the CUDA-graph ReLUs' 10-17 %
 over ncu on an H100, benchmarks/timing_order_h100/); the two ncu columns side by side measure that part.
@@ -21,6 +22,7 @@ over ncu on an H100, benchmarks/timing_order_h100/); the two ncu columns side by
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import io
 import json
@@ -41,6 +43,11 @@ KERNELS = {  # name -> (kind, size)
     "matmul_fp32_4096": ("mm32", 4096),
     "matmul_bf16_8192": ("mm16", 8192),
 }
+
+
+#: Calls in a row before the one ncu's steady mode measures: enough to fill a 50-60 MB L2 with dirty outputs of
+#: the 4M ReLU (16 MB each), the shortest kernel here.
+STEADY = 6
 
 
 def _make(kind: str, size: int, l2: int):
@@ -68,7 +75,13 @@ def child(mode: str, graphs: bool = True) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     l2 = l2_bytes()
     fns = {name: _make(kind, size, l2) for name, (kind, size) in KERNELS.items()}
-    if mode == "ncu":
+    if mode in ("ncu", "ncu_steady"):
+        # ncu_steady: STEADY calls in a row after each marker, the last one measured (parse_ncu, last=True): with
+        # --cache-control none it starts with the L2 full of earlier calls' dirty outputs, as inside a sample.
+        # The last STEADY + 1 outputs are held, so each call writes memory of its own (as the graph's held outputs
+        # do) instead of the block the allocator just freed, whose lines are still in L2.
+        repeat = STEADY if mode == "ncu_steady" else 1
+        held: collections.deque = collections.deque(maxlen=repeat + 1)
         for fn in fns.values():
             for i in range(3):
                 fn(i)
@@ -77,7 +90,8 @@ def child(mode: str, graphs: bool = True) -> None:
         for _name, fn in fns.items():
             for i in range(5):
                 torch.cuda._sleep(1000)  # marker kernel ("spin_kernel") delimiting one timed call
-                fn(i)
+                for r in range(repeat):
+                    held.append(fn(i * repeat + r))
         torch.cuda._sleep(1000)
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
@@ -104,8 +118,8 @@ def child(mode: str, graphs: bool = True) -> None:
     print("MKB_JSON " + json.dumps(out))
 
 
-def parse_ncu(text: str, order: list[str]) -> dict[str, float]:
-    """Sum kernel durations between marker kernels; median per op (ms)."""
+def parse_ncu(text: str, order: list[str], last: bool = False) -> dict[str, float]:
+    """Sum kernel durations between marker kernels (``last``: only the last kernel's); median per op (ms)."""
     rows = [r for r in csv.DictReader(io.StringIO(text[text.find('"ID"'):]))
             if r.get("Metric Name") == "gpu__time_duration.sum"]
     scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}
@@ -118,7 +132,8 @@ def parse_ncu(text: str, order: list[str]) -> dict[str, float]:
             cur = 0.0
             continue
         if cur is not None:
-            cur += float(r["Metric Value"].replace(",", "")) * scale.get(r["Metric Unit"], 1e-6)
+            ms = float(r["Metric Value"].replace(",", "")) * scale.get(r["Metric Unit"], 1e-6)
+            cur = ms if last else cur + ms
     out = {}
     for k, name in enumerate(order):
         chunk = calls[5 * k:5 * k + 5]
@@ -128,19 +143,21 @@ def parse_ncu(text: str, order: list[str]) -> dict[str, float]:
 
 
 def _run_ncu(cache: str) -> dict:
-    """ncu's median duration per kernel of the ``ncu`` child, with ``--cache-control`` ``cache``."""
+    """ncu's median duration per kernel of the ``ncu`` child, with ``--cache-control`` ``cache`` (``none``: in
+    steady state, the last of STEADY calls in a row)."""
+    child_mode = "ncu_steady" if cache == "none" else "ncu"
     cmd = ["ncu", "--csv", "--profile-from-start", "off", "--clock-control", "none", "--cache-control", cache,
-           "--metrics", "gpu__time_duration.sum", sys.executable, __file__, "--child", "ncu"]
+           "--metrics", "gpu__time_duration.sum", sys.executable, __file__, "--child", child_mode]
     res = subprocess.run(cmd, capture_output=True, text=True)
     try:
-        return parse_ncu(res.stdout, list(KERNELS))
+        return parse_ncu(res.stdout, list(KERNELS), last=cache == "none")
     except Exception as exc:
         return {"_error": repr(exc), "_stdout_tail": res.stdout[-2000:], "_stderr_tail": res.stderr[-2000:]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--child", choices=["time", "ncu"])
+    ap.add_argument("--child", choices=["time", "ncu", "ncu_steady"])
     ap.add_argument("--procs", type=int, default=5)
     ap.add_argument("--ncu", action="store_true")
     ap.add_argument("--no-graphs", action="store_true",
