@@ -30,7 +30,7 @@ for step in "$@"; do
   echo "=== $step $(date +%T) left=$(left)s"
   case $step in
     peaks) timeout 60 python3 scripts/measure_peaks.py --out $R/hardware > $R/peaks.log 2>&1; tail -3 $R/peaks.log ;;
-    fidelity) timeout 150 python3 scripts/timing_fidelity.py --procs 5 --ncu --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
+    fidelity) timeout 200 python3 scripts/timing_fidelity.py --procs 5 --ncu --ncu-cache both --out $R/timing_fidelity_h200.json > $R/fidelity.log 2>&1; tail -12 $R/fidelity.log ;;
     nvsplit) timeout 400 python3 scripts/nvcc_split_bench.py --rounds 2 --out $R/nvcc_split_h200.json > $R/nvsplit.log 2>&1; tail -4 $R/nvsplit.log ;;
     compile) timeout 170 python3 scripts/compile_time_bench.py --n 3 --concurrency 3 --fast-first --out $R/compile_time_h200.json > $R/compile.log 2>&1; tail -14 $R/compile.log | cut -c1-200 ;;
     gputests) timeout $(( $(left) - 10 )) python3 -m pytest -q -p no:cacheprovider -m gpu -rA tests/test_backend_cuda.py tests/test_anticheat_gpu.py tests/test_lane_gate_gpu.py \
