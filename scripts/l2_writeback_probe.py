@@ -22,13 +22,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mfloats", type=int, help="input size in 2**20 floats")
     ap.add_argument("--calls", type=int, default=12)
-    n = ap.parse_args().mfloats << 20
+    args = ap.parse_args()
+    n = args.mfloats << 20
     sets = max(2, math.ceil(3 * l2_bytes() / (n * 4)))  # inputs rotated over 3x the L2: every read is cold
     inputs = [torch.randn(n, device="cuda") + 0.1 for _ in range(sets)]
     outs = [torch.relu(x) for x in inputs]  # warm-up, and one held output slot per input
     torch.cuda.synchronize()
     torch.cuda.profiler.start()
-    for i in range(ap.parse_args().calls):
+    for i in range(args.calls):
         outs[i % sets] = torch.relu(inputs[i % sets])  # held: the next call writes memory of its own
     torch.cuda.synchronize()
     torch.cuda.profiler.stop()

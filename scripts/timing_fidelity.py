@@ -15,8 +15,8 @@ graph mode removes.
 previous calls' outputs still dirty in L2 (each marker is followed by ``STEADY`` calls in a row and the last one is
 measured), as back-to-back calls in a timed sample do. ncu's default flush writes
 those lines back *between* kernels, outside any kernel's duration, so for an output that fits in L2 its number
-leaves out write-back that a sample of k calls in a row pays (the suspected cause of the CUDA-graph ReLUs' 10-17 %
-over ncu on an H100, benchmarks/timing_order_h100/); the two ncu columns side by side measure that part.
+leaves out write-back that a sample of k calls in a row pays: the cause of the CUDA-graph ReLUs' 10-16 % over ncu
+on an H100 (benchmarks/timing_fidelity_h100/); the two ncu columns side by side measure that part.
 """
 
 from __future__ import annotations
@@ -179,16 +179,9 @@ def main() -> None:
             raise SystemExit("child failed")
         per_proc.append(json.loads(line[0][9:]))
         print(f"process {p}: done", flush=True)
-    ncu: dict = {}
-    ncu_none: dict = {}
-    if args.ncu:
-        modes = ["all", "none"] if args.ncu_cache == "both" else [args.ncu_cache]
-        for mode in modes:
-            got = _run_ncu(mode)
-            if mode == "all":
-                ncu = got
-            else:
-                ncu_none = got
+    modes = ["all", "none"] if args.ncu_cache == "both" else [args.ncu_cache]
+    by_mode = {mode: _run_ncu(mode) for mode in modes} if args.ncu else {}
+    ncu, ncu_none = by_mode.get("all", {}), by_mode.get("none", {})
     table = {}
     for name in KERNELS:
         meds = [pp[name]["median_ms"] for pp in per_proc]
