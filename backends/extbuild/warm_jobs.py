@@ -66,15 +66,18 @@ def run_lanes(lanes: list[list[Job]], say: Callable[..., None] | None = None) ->
     lock = threading.Lock()
 
     def job(name: str, folder: Path, make: Callable[[], Any]) -> None:
+        # The mark goes before the report: a reader that sees a folder's last line finds it unmarked (the
+        # other order lost that race on CI's stop 66).
         try:
-            say(**{name: make()})
+            report = make()
         except Exception as exc:  # noqa: BLE001 - reported; the builds go on without it
-            say(**{name: [{"state": "error", "error": repr(exc)[:500]}]})
+            report = [{"state": "error", "error": repr(exc)[:500]}]
         finally:
             with lock:
                 left[folder] -= 1
                 if not left[folder]:
                     warm_wait.unmark(folder)
+        say(**{name: report})
 
     def run(lane: list[Job]) -> None:
         for j in lane:
