@@ -45,6 +45,9 @@ KERNELS = {  # name -> (kind, size)
 }
 
 
+#: Timed calls per kernel under ncu, each after a marker kernel (the child makes them, parse_ncu reads them back).
+CALLS = 5
+
 #: Calls in a row before the one ncu's steady mode measures: enough to fill a 50-60 MB L2 with dirty outputs of
 #: the 4M ReLU (16 MB each), the shortest kernel here.
 STEADY = 6
@@ -88,7 +91,7 @@ def child(mode: str, graphs: bool = True) -> None:
         torch.cuda.synchronize()
         torch.cuda.profiler.start()
         for _name, fn in fns.items():
-            for i in range(5):
+            for i in range(CALLS):
                 torch.cuda._sleep(1000)  # marker kernel ("spin_kernel") delimiting one timed call
                 for r in range(repeat):
                     held.append(fn(i * repeat + r))
@@ -136,7 +139,7 @@ def parse_ncu(text: str, order: list[str], last: bool = False) -> dict[str, floa
             cur = ms if last else cur + ms
     out = {}
     for k, name in enumerate(order):
-        chunk = calls[5 * k:5 * k + 5]
+        chunk = calls[CALLS * k:CALLS * (k + 1)]
         if chunk:
             out[name] = statistics.median(chunk)
     return out

@@ -26,8 +26,8 @@ def _csv(chunks: list[list[tuple[str, float, str]]]) -> str:
 
 
 def _chunks(per_call: list[float], unit: str = "usecond") -> list[list[tuple[str, float, str]]]:
-    """Five timed calls per kernel of KERNELS, each call the kernels ``per_call`` (durations)."""
-    return [[("relu_kernel", d, unit) for d in per_call] for _ in range(5 * len(tf.KERNELS))]
+    """CALLS timed calls per kernel of KERNELS, each call the kernels ``per_call`` (durations)."""
+    return [[("relu_kernel", d, unit) for d in per_call] for _ in range(tf.CALLS * len(tf.KERNELS))]
 
 
 def test_a_call_of_several_kernels_is_their_sum():
